@@ -1,0 +1,79 @@
+// cpu_backend.cpp - the always-present CPU backend: OpenMP over blocks and
+// the best rANS kernels this CPU runs. Output never depends on either.
+#include <cstdlib>
+#include <exception>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "backend.hpp"
+#include "cpu_features.hpp"
+#include "rans_avx2.hpp"
+
+namespace mans::detail {
+
+namespace {
+
+const RansKernels kScalarKernels{"scalar", rans_encode_scalar, rans_decode_scalar};
+#ifdef MANS_HAVE_AVX2_KERNELS
+const RansKernels kAvx2Kernels{"avx2", cpu::rans_encode_avx2, cpu::rans_decode_avx2};
+#endif
+
+const RansKernels& cpu_kernels(bool force_scalar) {
+#ifdef MANS_HAVE_AVX2_KERNELS
+    if (!force_scalar && cpu::cpu_features().avx2) return kAvx2Kernels;
+#else
+    (void)force_scalar;
+#endif
+    return kScalarKernels;
+}
+
+int cpu_max_workers(int threads) {
+#ifdef _OPENMP
+    return threads > 0 ? threads : omp_get_max_threads();
+#else
+    (void)threads;
+    return 1;
+#endif
+}
+
+void cpu_for_each_block(std::size_t count, int threads, const std::function<void(std::size_t, int)>& fn) {
+    const int workers = cpu_max_workers(threads);
+    if (workers <= 1 || count <= 1) {
+        for (std::size_t b = 0; b < count; ++b) fn(b, 0);
+        return;
+    }
+#ifdef _OPENMP
+    // Exceptions must not leave an OpenMP region: the first one is kept and
+    // rethrown on the calling thread.
+    std::exception_ptr first_error;
+#pragma omp parallel num_threads(workers)
+    {
+        const int worker = omp_get_thread_num();
+#pragma omp for schedule(dynamic, 1)
+        for (long long b = 0; b < static_cast<long long>(count); ++b) {
+            try {
+                fn(static_cast<std::size_t>(b), worker);
+            } catch (...) {
+#pragma omp critical(mans_block_error)
+                if (!first_error) first_error = std::current_exception();
+            }
+        }
+    }
+    if (first_error) std::rethrow_exception(first_error);
+#endif
+}
+
+const Backend kCpuBackend{"cpu", cpu_kernels, cpu_for_each_block, cpu_max_workers};
+
+}  // namespace
+
+const Backend& cpu_backend() { return kCpuBackend; }
+
+}  // namespace mans::detail
+
+namespace mans::cpu {
+// Name of the kernel set in use, for --stats output and tests.
+const char* kernel_name(bool force_scalar) { return detail::cpu_kernels(force_scalar).name; }
+}  // namespace mans::cpu

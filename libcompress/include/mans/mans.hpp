@@ -1,0 +1,134 @@
+// mans.hpp - C++ API of the mans compression library (stable).
+//
+// zstd-style: the caller owns every buffer, sizes are queried first
+// (compress_bound), and every call returns a Result that carries either a
+// size or a pinned error code. Nothing here throws, aborts or prints.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "mans/mans.h"
+
+namespace mans {
+
+// Mirrors mans_status one to one (same numbers; see mans.h for the table).
+enum class Errc : int {
+    ok = MANS_OK,
+    invalid_argument = MANS_ERR_INVALID_ARGUMENT,
+    unsupported_dtype = MANS_ERR_UNSUPPORTED_DTYPE,
+    dst_too_small = MANS_ERR_DST_TOO_SMALL,
+    size_not_multiple = MANS_ERR_SIZE_NOT_MULTIPLE,
+    backend_unavailable = MANS_ERR_BACKEND_UNAVAILABLE,
+    bad_magic = MANS_ERR_BAD_MAGIC,
+    unsupported_version = MANS_ERR_UNSUPPORTED_VERSION,
+    truncated = MANS_ERR_TRUNCATED,
+    corrupt_header = MANS_ERR_CORRUPT_HEADER,
+    header_checksum = MANS_ERR_HEADER_CHECKSUM,
+    corrupt_block = MANS_ERR_CORRUPT_BLOCK,
+    content_checksum = MANS_ERR_CONTENT_CHECKSUM,
+    trailing_bytes = MANS_ERR_TRAILING_BYTES,
+    out_of_memory = MANS_ERR_OUT_OF_MEMORY,
+    internal = MANS_ERR_INTERNAL,
+};
+
+inline const char* errc_name(Errc e) { return mans_status_name(static_cast<mans_status>(e)); }
+inline const char* errc_message(Errc e) { return mans_status_message(static_cast<mans_status>(e)); }
+
+enum class DType : std::uint8_t {
+    u8 = MANS_DTYPE_U8,
+    u16 = MANS_DTYPE_U16,
+    u32 = MANS_DTYPE_U32,
+    u64 = MANS_DTYPE_U64,
+    i16 = MANS_DTYPE_I16,
+    i32 = MANS_DTYPE_I32,
+    i64 = MANS_DTYPE_I64,
+};
+
+// Bytes per element; 0 for a value that is not a DType.
+std::size_t dtype_size(DType t) noexcept;
+// "u16", "i32", ...; nullptr for a value that is not a DType.
+const char* dtype_name(DType t) noexcept;
+// Parses "u16", "uint16", "i32", "int32", ...; false when unknown.
+bool parse_dtype(const char* text, DType* out) noexcept;
+
+enum class Backend : std::uint8_t { automatic = MANS_BACKEND_AUTO, cpu = MANS_BACKEND_CPU };
+
+// A size or an error. `if (r)` is true on success.
+struct Result {
+    Errc code = Errc::ok;
+    std::size_t size = 0;
+    explicit operator bool() const noexcept { return code == Errc::ok; }
+    static Result fail(Errc e) noexcept { return {e, 0}; }
+};
+
+struct CompressConfig {
+    DType dtype = DType::u16;
+    std::size_t block_bytes = 0;  // raw bytes per block; 0 = default (128 KiB)
+    int threads = 0;              // 0 = all OpenMP threads; never changes the bytes
+    Backend backend = Backend::automatic;
+    bool force_scalar = false;    // disable SIMD kernels; never changes the bytes
+    std::uint32_t rank = 0;       // optional shape recorded in the stream (0 = none)
+    std::uint64_t dims[4] = {0, 0, 0, 0};
+};
+
+struct DecompressConfig {
+    int threads = 0;
+    Backend backend = Backend::automatic;
+    bool force_scalar = false;
+};
+
+using FrameInfo = mans_frame_info;
+
+inline constexpr std::size_t kDefaultBlockBytes = 131072;
+
+// Largest stream compress() can produce for src_bytes of input.
+std::size_t compress_bound(std::size_t src_bytes) noexcept;
+
+// One-shot calls (allocate scratch internally). Result.size = bytes written.
+Result compress(void* dst, std::size_t dst_cap, const void* src, std::size_t src_bytes,
+                const CompressConfig& cfg) noexcept;
+Result decompress(void* dst, std::size_t dst_cap, const void* src, std::size_t src_bytes,
+                  const DecompressConfig& cfg = {}) noexcept;
+
+// Validates header, index and header checksum; fills *info.
+Errc get_frame_info(const void* src, std::size_t src_bytes, FrameInfo* info) noexcept;
+
+// Reusable contexts keep their scratch buffers between calls, which matters for
+// many small inputs (HDF5 chunks). Not thread-safe: one context per thread.
+class CompressContext {
+public:
+    CompressContext();
+    ~CompressContext();
+    CompressContext(CompressContext&&) noexcept;
+    CompressContext& operator=(CompressContext&&) noexcept;
+    CompressContext(const CompressContext&) = delete;
+    CompressContext& operator=(const CompressContext&) = delete;
+
+    Result compress(void* dst, std::size_t dst_cap, const void* src, std::size_t src_bytes,
+                    const CompressConfig& cfg) noexcept;
+
+    struct Impl;
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+class DecompressContext {
+public:
+    DecompressContext();
+    ~DecompressContext();
+    DecompressContext(DecompressContext&&) noexcept;
+    DecompressContext& operator=(DecompressContext&&) noexcept;
+    DecompressContext(const DecompressContext&) = delete;
+    DecompressContext& operator=(const DecompressContext&) = delete;
+
+    Result decompress(void* dst, std::size_t dst_cap, const void* src, std::size_t src_bytes,
+                      const DecompressConfig& cfg = {}) noexcept;
+
+    struct Impl;
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mans

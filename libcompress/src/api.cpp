@@ -1,0 +1,213 @@
+// api.cpp - the C++ API: framing blocks, running them on a backend, checksums.
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <vector>
+
+#include "backend.hpp"
+#include "core/frame.hpp"
+#include "mans/mans.hpp"
+#include "mapping/block_codec.hpp"
+
+namespace mans {
+
+using detail::BlockScratch;
+using detail::FrameHeader;
+using detail::IndexEntry;
+
+namespace {
+
+Errc select_backend(Backend requested, const detail::Backend** out) {
+    switch (requested) {
+        case Backend::automatic:
+        case Backend::cpu: *out = &detail::cpu_backend(); return Errc::ok;
+    }
+    return Errc::invalid_argument;
+}
+
+std::size_t default_block_elems(std::size_t block_bytes, std::size_t esize) {
+    std::size_t bytes = block_bytes ? block_bytes : kDefaultBlockBytes;
+    return bytes / esize;
+}
+
+}  // namespace
+
+std::size_t compress_bound(std::size_t src_bytes) noexcept {
+    // Worst case: every block stored (one mode byte each) at the smallest
+    // block size, plus header, dims, index and checksum.
+    const std::size_t blocks = src_bytes / detail::kMinBlockBytes + 1;
+    return detail::kFixedHeaderBytes + 32 + detail::kHeaderChecksumBytes +
+           blocks * (detail::kIndexEntryBytes + 1) + src_bytes;
+}
+
+struct CompressContext::Impl {
+    std::vector<BlockScratch> scratch;               // one per worker
+    std::vector<std::vector<std::uint8_t>> payloads;  // one per block
+    std::vector<IndexEntry> index;
+};
+
+CompressContext::CompressContext() : impl_(new (std::nothrow) Impl) {}
+CompressContext::~CompressContext() = default;
+CompressContext::CompressContext(CompressContext&&) noexcept = default;
+CompressContext& CompressContext::operator=(CompressContext&&) noexcept = default;
+
+Result CompressContext::compress(void* dst, std::size_t dst_cap, const void* src,
+                                 std::size_t src_bytes, const CompressConfig& cfg) noexcept {
+    try {
+        if (!impl_) return Result::fail(Errc::out_of_memory);
+        const std::size_t esize = dtype_size(cfg.dtype);
+        if (esize == 0) return Result::fail(Errc::unsupported_dtype);
+        if ((!src && src_bytes) || (!dst && dst_cap)) return Result::fail(Errc::invalid_argument);
+        if (src_bytes % esize) return Result::fail(Errc::size_not_multiple);
+        if (cfg.threads < 0 || cfg.rank > 4) return Result::fail(Errc::invalid_argument);
+        if (cfg.block_bytes && (cfg.block_bytes < detail::kMinBlockBytes ||
+                                cfg.block_bytes > detail::kMaxBlockBytes))
+            return Result::fail(Errc::invalid_argument);
+        const detail::Backend* be = nullptr;
+        if (Errc e = select_backend(cfg.backend, &be); e != Errc::ok) return Result::fail(e);
+
+        FrameHeader h;
+        h.dtype = cfg.dtype;
+        h.count = src_bytes / esize;
+        h.block_elems = static_cast<std::uint32_t>(default_block_elems(cfg.block_bytes, esize));
+        h.rank = cfg.rank;
+        std::uint64_t product = 1;
+        for (std::uint32_t d = 0; d < cfg.rank; ++d) {
+            h.dims[d] = cfg.dims[d];
+            product *= cfg.dims[d];
+        }
+        if (cfg.rank && product != h.count) return Result::fail(Errc::invalid_argument);
+
+        const std::uint64_t nblocks = h.block_count();
+        Impl& im = *impl_;
+        im.payloads.resize(nblocks);
+        im.index.resize(nblocks);
+        const int workers = be->max_workers(cfg.threads);
+        if (im.scratch.size() < static_cast<std::size_t>(workers)) im.scratch.resize(workers);
+        const detail::RansKernels& kernels = be->kernels(cfg.force_scalar);
+        const auto* bytes = static_cast<const std::uint8_t*>(src);
+
+        be->for_each_block(nblocks, cfg.threads, [&](std::size_t b, int worker) {
+            const std::uint64_t first = b * static_cast<std::uint64_t>(h.block_elems);
+            const std::size_t n = static_cast<std::size_t>(
+                std::min<std::uint64_t>(h.block_elems, h.count - first));
+            const std::uint8_t* raw = bytes + first * esize;
+            auto& out = im.payloads[b];
+            out.clear();
+            detail::encode_block(h.dtype, raw, n, kernels, im.scratch[worker], out);
+            im.index[b] = {static_cast<std::uint32_t>(out.size()), detail::checksum32(raw, n * esize)};
+        });
+
+        std::size_t total = h.prefix_bytes();
+        for (const auto& p : im.payloads) total += p.size();
+        if (total > dst_cap) return Result::fail(Errc::dst_too_small);
+        auto* out = static_cast<std::uint8_t*>(dst);
+        detail::write_frame_prefix(h, im.index.data(), out);
+        std::size_t pos = h.prefix_bytes();
+        for (const auto& p : im.payloads) {
+            std::memcpy(out + pos, p.data(), p.size());
+            pos += p.size();
+        }
+        // Release per-block buffers of large inputs; keep small ones for reuse.
+        if (total > (64u << 20)) im.payloads.clear();
+        return {Errc::ok, total};
+    } catch (const std::bad_alloc&) {
+        return Result::fail(Errc::out_of_memory);
+    } catch (...) {
+        return Result::fail(Errc::internal);
+    }
+}
+
+struct DecompressContext::Impl {
+    std::vector<BlockScratch> scratch;
+    detail::ParsedFrame frame;
+};
+
+DecompressContext::DecompressContext() : impl_(new (std::nothrow) Impl) {}
+DecompressContext::~DecompressContext() = default;
+DecompressContext::DecompressContext(DecompressContext&&) noexcept = default;
+DecompressContext& DecompressContext::operator=(DecompressContext&&) noexcept = default;
+
+Result DecompressContext::decompress(void* dst, std::size_t dst_cap, const void* src,
+                                     std::size_t src_bytes, const DecompressConfig& cfg) noexcept {
+    try {
+        if (!impl_) return Result::fail(Errc::out_of_memory);
+        if ((!src && src_bytes) || (!dst && dst_cap) || cfg.threads < 0)
+            return Result::fail(Errc::invalid_argument);
+        const detail::Backend* be = nullptr;
+        if (Errc e = select_backend(cfg.backend, &be); e != Errc::ok) return Result::fail(e);
+        Impl& im = *impl_;
+        const auto* in = static_cast<const std::uint8_t*>(src);
+        if (Errc e = detail::parse_frame(in, src_bytes, &im.frame); e != Errc::ok) return Result::fail(e);
+        const FrameHeader& h = im.frame.header;
+        const std::size_t esize = dtype_size(h.dtype);
+        const std::uint64_t raw_bytes = h.count * esize;
+        if (raw_bytes > dst_cap) return Result::fail(Errc::dst_too_small);
+
+        const int workers = be->max_workers(cfg.threads);
+        if (im.scratch.size() < static_cast<std::size_t>(workers)) im.scratch.resize(workers);
+        const detail::RansKernels& kernels = be->kernels(cfg.force_scalar);
+        auto* out = static_cast<std::uint8_t*>(dst);
+        const std::uint64_t nblocks = h.block_count();
+        // Report the error of the lowest failing block, whatever the schedule.
+        std::vector<Errc> errors(nblocks, Errc::ok);
+        be->for_each_block(nblocks, cfg.threads, [&](std::size_t b, int worker) {
+            const std::uint64_t first = b * static_cast<std::uint64_t>(h.block_elems);
+            const std::size_t n = static_cast<std::size_t>(
+                std::min<std::uint64_t>(h.block_elems, h.count - first));
+            std::uint8_t* raw = out + first * esize;
+            const auto& entry = im.frame.index[b];
+            Errc e = detail::decode_block(h.dtype, in + im.frame.offsets[b], entry.payload_bytes, n, raw,
+                                          kernels, im.scratch[worker]);
+            if (e == Errc::ok && detail::checksum32(raw, n * esize) != entry.content_checksum)
+                e = Errc::content_checksum;
+            errors[b] = e;
+        });
+        for (Errc e : errors)
+            if (e != Errc::ok) return Result::fail(e);
+        return {Errc::ok, static_cast<std::size_t>(raw_bytes)};
+    } catch (const std::bad_alloc&) {
+        return Result::fail(Errc::out_of_memory);
+    } catch (...) {
+        return Result::fail(Errc::internal);
+    }
+}
+
+Result compress(void* dst, std::size_t dst_cap, const void* src, std::size_t src_bytes,
+                const CompressConfig& cfg) noexcept {
+    CompressContext ctx;
+    return ctx.compress(dst, dst_cap, src, src_bytes, cfg);
+}
+
+Result decompress(void* dst, std::size_t dst_cap, const void* src, std::size_t src_bytes,
+                  const DecompressConfig& cfg) noexcept {
+    DecompressContext ctx;
+    return ctx.decompress(dst, dst_cap, src, src_bytes, cfg);
+}
+
+Errc get_frame_info(const void* src, std::size_t src_bytes, FrameInfo* info) noexcept {
+    try {
+        if (!info || (!src && src_bytes)) return Errc::invalid_argument;
+        detail::ParsedFrame f;
+        const Errc e = detail::parse_frame(static_cast<const std::uint8_t*>(src), src_bytes, &f);
+        if (e != Errc::ok) return e;
+        const FrameHeader& h = f.header;
+        *info = FrameInfo{};
+        info->format_version = h.version;
+        info->codec = h.codec;
+        info->dtype = static_cast<mans_dtype>(h.dtype);
+        info->element_count = h.count;
+        info->raw_bytes = h.count * dtype_size(h.dtype);
+        info->rank = h.rank;
+        for (int d = 0; d < 4; ++d) info->dims[d] = h.dims[d];
+        info->block_bytes = static_cast<std::uint64_t>(h.block_elems) * dtype_size(h.dtype);
+        info->block_count = h.block_count();
+        info->compressed_bytes = f.total_bytes;
+        return Errc::ok;
+    } catch (...) {
+        return Errc::out_of_memory;
+    }
+}
+
+}  // namespace mans

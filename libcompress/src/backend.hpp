@@ -1,0 +1,34 @@
+// backend.hpp - what the core asks of an execution backend.
+//
+// The core never includes a backend: it calls through this interface, which
+// the CPU backend (backends/cpu) implements and registers. A backend decides
+// how blocks are scheduled and which kernels run; it never changes the bytes.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+#include "entropy/rans.hpp"
+
+namespace mans::detail {
+
+struct RansKernels {
+    const char* name;
+    void (*encode)(RansEncodeArgs&);
+    bool (*decode)(const RansDecodeArgs&);
+};
+
+struct Backend {
+    const char* name;
+    // SIMD kernels when the CPU has them and force_scalar is false.
+    const RansKernels& (*kernels)(bool force_scalar);
+    // Runs fn(block, worker) for every block in [0, count) on up to `threads`
+    // workers (0 = all); worker < max_workers(threads).
+    void (*for_each_block)(std::size_t count, int threads,
+                           const std::function<void(std::size_t, int)>& fn);
+    int (*max_workers)(int threads);
+};
+
+const Backend& cpu_backend();
+
+}  // namespace mans::detail

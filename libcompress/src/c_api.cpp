@@ -1,0 +1,117 @@
+// c_api.cpp - the C API over the C++ API. No exception crosses this file.
+#include <new>
+
+#include "mans/mans.h"
+#include "mans/mans.hpp"
+
+struct mans_cctx {
+    mans::CompressContext ctx;
+    mans::CompressConfig cfg;
+    bool dtype_set = false;
+};
+
+struct mans_dctx {
+    mans::DecompressContext ctx;
+    mans::DecompressConfig cfg;
+};
+
+namespace {
+mans_status to_status(mans::Errc e) { return static_cast<mans_status>(e); }
+
+// Settings shared by both context kinds.
+template <typename Cfg>
+mans_status set_common(Cfg& cfg, mans_param param, int64_t value) {
+    switch (param) {
+        case MANS_PARAM_THREADS:
+            if (value < 0 || value > 4096) return MANS_ERR_INVALID_ARGUMENT;
+            cfg.threads = static_cast<int>(value);
+            return MANS_OK;
+        case MANS_PARAM_BACKEND:
+            if (value != MANS_BACKEND_AUTO && value != MANS_BACKEND_CPU) return MANS_ERR_BACKEND_UNAVAILABLE;
+            cfg.backend = static_cast<mans::Backend>(value);
+            return MANS_OK;
+        case MANS_PARAM_FORCE_SCALAR:
+            cfg.force_scalar = value != 0;
+            return MANS_OK;
+        default:
+            return MANS_ERR_INVALID_ARGUMENT;
+    }
+}
+}  // namespace
+
+extern "C" {
+
+const char* mans_version_string(void) { return MANS_VERSION_STRING; }
+uint32_t mans_format_version(void) { return MANS_FORMAT_VERSION; }
+size_t mans_compress_bound(size_t src_size) { return mans::compress_bound(src_size); }
+
+mans_cctx* mans_cctx_create(void) {
+    try {
+        return new mans_cctx();
+    } catch (...) {
+        return nullptr;
+    }
+}
+void mans_cctx_free(mans_cctx* cctx) { delete cctx; }
+
+mans_status mans_cctx_set_param(mans_cctx* cctx, mans_param param, int64_t value) {
+    if (!cctx) return MANS_ERR_INVALID_ARGUMENT;
+    switch (param) {
+        case MANS_PARAM_DTYPE:
+            if (value < 0 || value > 255 || mans::dtype_size(static_cast<mans::DType>(value)) == 0)
+                return MANS_ERR_UNSUPPORTED_DTYPE;
+            cctx->cfg.dtype = static_cast<mans::DType>(value);
+            cctx->dtype_set = true;
+            return MANS_OK;
+        case MANS_PARAM_BLOCK_BYTES:
+            if (value != 0 && (value < 4096 || value > (64 << 20))) return MANS_ERR_INVALID_ARGUMENT;
+            cctx->cfg.block_bytes = static_cast<size_t>(value);
+            return MANS_OK;
+        default:
+            return set_common(cctx->cfg, param, value);
+    }
+}
+
+mans_status mans_cctx_set_dims(mans_cctx* cctx, uint32_t rank, const uint64_t* dims) {
+    if (!cctx || rank > 4 || (rank && !dims)) return MANS_ERR_INVALID_ARGUMENT;
+    cctx->cfg.rank = rank;
+    for (uint32_t d = 0; d < 4; ++d) cctx->cfg.dims[d] = d < rank ? dims[d] : 0;
+    return MANS_OK;
+}
+
+mans_status mans_compress(mans_cctx* cctx, void* dst, size_t dst_capacity, const void* src,
+                          size_t src_size, size_t* dst_size) {
+    if (!cctx || !dst_size) return MANS_ERR_INVALID_ARGUMENT;
+    if (!cctx->dtype_set) return MANS_ERR_UNSUPPORTED_DTYPE;
+    const mans::Result r = cctx->ctx.compress(dst, dst_capacity, src, src_size, cctx->cfg);
+    *dst_size = r ? r.size : 0;
+    return to_status(r.code);
+}
+
+mans_dctx* mans_dctx_create(void) {
+    try {
+        return new mans_dctx();
+    } catch (...) {
+        return nullptr;
+    }
+}
+void mans_dctx_free(mans_dctx* dctx) { delete dctx; }
+
+mans_status mans_dctx_set_param(mans_dctx* dctx, mans_param param, int64_t value) {
+    if (!dctx) return MANS_ERR_INVALID_ARGUMENT;
+    return set_common(dctx->cfg, param, value);
+}
+
+mans_status mans_decompress(mans_dctx* dctx, void* dst, size_t dst_capacity, const void* src,
+                            size_t src_size, size_t* dst_size) {
+    if (!dctx || !dst_size) return MANS_ERR_INVALID_ARGUMENT;
+    const mans::Result r = dctx->ctx.decompress(dst, dst_capacity, src, src_size, dctx->cfg);
+    *dst_size = r ? r.size : 0;
+    return to_status(r.code);
+}
+
+mans_status mans_get_frame_info(const void* src, size_t src_size, mans_frame_info* info) {
+    return to_status(mans::get_frame_info(src, src_size, info));
+}
+
+}  // extern "C"

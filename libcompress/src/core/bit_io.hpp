@@ -1,0 +1,108 @@
+// bit_io.hpp - LSB-first bit streams for the raw (uncoded) bits of a block.
+//
+// Bits are packed little-endian: the first bit written is bit 0 of byte 0.
+// The reader never touches memory outside its span; reading past the end
+// yields zeros and sets `overrun()`, which the block decoder reports as
+// corruption.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/byte_io.hpp"
+
+namespace mans::detail {
+
+class BitWriter {
+public:
+    explicit BitWriter(std::vector<std::uint8_t>* out) : out_(out) {}
+
+    // Appends the low `n` bits of `v` (n <= 57 per call).
+    void put(std::uint64_t v, unsigned n) {
+        acc_ |= (n == 0 ? 0 : (v & (~0ull >> (64 - n)))) << fill_;
+        fill_ += n;
+        while (fill_ >= 8) {
+            out_->push_back(static_cast<std::uint8_t>(acc_));
+            acc_ >>= 8;
+            fill_ -= 8;
+        }
+    }
+    // Appends up to 64 bits.
+    void put_wide(std::uint64_t v, unsigned n) {
+        if (n > 32) {
+            put(v & 0xffffffffu, 32);
+            put(v >> 32, n - 32);
+        } else {
+            put(v, n);
+        }
+    }
+    void flush() {
+        if (fill_) out_->push_back(static_cast<std::uint8_t>(acc_));
+        acc_ = 0;
+        fill_ = 0;
+    }
+
+private:
+    std::vector<std::uint8_t>* out_;
+    std::uint64_t acc_ = 0;
+    unsigned fill_ = 0;
+};
+
+class BitReader {
+public:
+    BitReader(const std::uint8_t* p, std::size_t n) : p_(p), n_(n) { refill(); }
+
+    // Returns the next `n` bits (n <= 56) without a branch on the common path.
+    std::uint64_t get(unsigned n) {
+        if (fill_ < n) refill();
+        const std::uint64_t v = n == 0 ? 0 : (acc_ & (~0ull >> (64 - n)));
+        acc_ = n == 64 ? 0 : acc_ >> n;
+        fill_ -= n;
+        consumed_ += n;
+        return v;
+    }
+    std::uint64_t get_wide(unsigned n) {
+        if (n > 32) {
+            const std::uint64_t lo = get(32);
+            return lo | (get(n - 32) << 32);
+        }
+        return get(n);
+    }
+    // Peeks 32 bits (zeros past the end).
+    std::uint32_t peek32() {
+        if (fill_ < 32) refill();
+        return static_cast<std::uint32_t>(acc_);
+    }
+    bool overrun() const { return consumed_ > 8 * static_cast<std::uint64_t>(n_); }
+    std::uint64_t bits_consumed() const { return consumed_; }
+
+private:
+    void refill() {
+        if (pos_ + 8 <= n_) {
+            // Fast path: OR in 8 bytes. Bits above the new fill level are the
+            // following bytes at their final positions, so re-ORing them on
+            // the next refill is idempotent.
+            acc_ |= load_le<std::uint64_t>(p_ + pos_) << fill_;
+            const unsigned take = (63 - fill_) >> 3;
+            pos_ += take;
+            fill_ += 8 * take;
+            return;
+        }
+        // Top up to >= 56 valid bits; past the end, zeros come in.
+        while (fill_ <= 56) {
+            const std::uint64_t b = pos_ < n_ ? p_[pos_] : 0;
+            ++pos_;
+            acc_ |= b << fill_;
+            fill_ += 8;
+        }
+    }
+    const std::uint8_t* p_;
+    std::size_t n_;
+    std::size_t pos_ = 0;
+    std::uint64_t acc_ = 0;
+    unsigned fill_ = 0;
+    std::uint64_t consumed_ = 0;
+};
+
+}  // namespace mans::detail

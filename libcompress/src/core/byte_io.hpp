@@ -1,0 +1,116 @@
+// byte_io.hpp - little-endian loads/stores and a bounds-checked reader.
+//
+// Every length read from a stream goes through ByteReader, which refuses to
+// move past the end of its span: the decoders never index memory with an
+// unchecked value.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "core/hd.hpp"
+
+namespace mans::detail {
+
+// The format is little-endian; the supported hosts (x86-64, aarch64, GPUs) are
+// too, so these are plain unaligned copies.
+template <typename T>
+MANS_HD T load_le(const std::uint8_t* p) {
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    return v;
+}
+template <typename T>
+MANS_HD void store_le(std::uint8_t* p, T v) {
+    std::memcpy(p, &v, sizeof(T));
+}
+
+class ByteReader {
+public:
+    ByteReader(const std::uint8_t* data, std::size_t size) : p_(data), end_(data + size) {}
+
+    std::size_t remaining() const { return static_cast<std::size_t>(end_ - p_); }
+    const std::uint8_t* pos() const { return p_; }
+
+    template <typename T>
+    bool read(T* out) {
+        if (remaining() < sizeof(T)) return false;
+        *out = load_le<T>(p_);
+        p_ += sizeof(T);
+        return true;
+    }
+    // Reads an unsigned LEB128 value of at most `max_bytes` bytes.
+    bool read_varint(std::uint32_t* out, int max_bytes = 5) {
+        std::uint32_t v = 0;
+        for (int i = 0; i < max_bytes; ++i) {
+            if (p_ == end_) return false;
+            const std::uint8_t b = *p_++;
+            v |= static_cast<std::uint32_t>(b & 0x7f) << (7 * i);
+            if (!(b & 0x80)) {
+                *out = v;
+                return true;
+            }
+        }
+        return false;
+    }
+    bool take(std::size_t n, const std::uint8_t** out) {
+        if (remaining() < n) return false;
+        *out = p_;
+        p_ += n;
+        return true;
+    }
+
+private:
+    const std::uint8_t* p_;
+    const std::uint8_t* end_;
+};
+
+// Appends to a caller-sized buffer; `ok()` turns false instead of overflowing.
+class ByteWriter {
+public:
+    ByteWriter(std::uint8_t* data, std::size_t cap) : begin_(data), p_(data), end_(data + cap) {}
+
+    std::size_t size() const { return static_cast<std::size_t>(p_ - begin_); }
+    std::size_t remaining() const { return ok_ ? static_cast<std::size_t>(end_ - p_) : 0; }
+    bool ok() const { return ok_; }
+    std::uint8_t* pos() { return p_; }
+
+    template <typename T>
+    void write(T v) {
+        if (!reserve(sizeof(T))) return;
+        store_le<T>(p_, v);
+        p_ += sizeof(T);
+    }
+    void write_varint(std::uint32_t v) {
+        while (v >= 0x80) {
+            write<std::uint8_t>(static_cast<std::uint8_t>(v | 0x80));
+            v >>= 7;
+        }
+        write<std::uint8_t>(static_cast<std::uint8_t>(v));
+    }
+    void write_bytes(const void* src, std::size_t n) {
+        if (!reserve(n)) return;
+        if (n) std::memcpy(p_, src, n);
+        p_ += n;
+    }
+    // Marks n bytes as written (after the caller filled them through pos()).
+    void advance(std::size_t n) {
+        if (reserve(n)) p_ += n;
+    }
+
+private:
+    bool reserve(std::size_t n) {
+        if (!ok_ || static_cast<std::size_t>(end_ - p_) < n) {
+            ok_ = false;
+            return false;
+        }
+        return true;
+    }
+    std::uint8_t* begin_;
+    std::uint8_t* p_;
+    std::uint8_t* end_;
+    bool ok_ = true;
+};
+
+}  // namespace mans::detail

@@ -1,0 +1,133 @@
+// rans.hpp - interleaved static rANS over byte tokens with context tables.
+//
+// A token stream of n tokens is coded by `nl` (1..32) lanes. Lane j owns the
+// contiguous token range [j*seg, j*seg + len_j) with seg = ceil(n / nl), so a
+// token's context (the class of the previous token of the same lane) is
+// available to every lane at once: the layout decodes with one SIMD register
+// set on a CPU and with one warp on a GPU. Tokens travel through the coder in
+// step-major ("interleaved") order: slot k = t*nl + j holds token t of lane j.
+//
+// State: 32 bits in [kStateLow, kStateLow << 16); renormalisation moves one
+// 16-bit word. Probabilities have P bits (8..12, chosen per stream), so a
+// decode-table entry packs symbol, frequency and bias into 32 bits.
+// See docs/FORMAT.md, section "Token stream".
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/hd.hpp"
+
+namespace mans::detail {
+
+inline constexpr std::uint32_t kStateLow = 1u << 15;
+inline constexpr unsigned kMaxLanes = 32;
+inline constexpr unsigned kMinProbBits = 8;
+inline constexpr unsigned kMaxProbBits = 12;
+inline constexpr unsigned kMaxContexts = 8;
+
+// Encoder entry for one (context, symbol): Ryg-style reciprocal division,
+// exact for states below 2^31.
+struct EncSym {
+    std::uint32_t x_max;   // renormalise while x >= x_max
+    std::uint32_t rcp;     // reciprocal of the frequency
+    std::uint32_t bias;    // cumulative frequency (+ M-1 when freq == 1)
+    std::uint32_t cmpl_shift;  // (M - freq) | (rcp_shift << 16)
+};
+
+// Decoder entry: symbol | (freq - 1) << 8 | bias << 20.
+MANS_HD std::uint32_t dec_entry(std::uint32_t sym, std::uint32_t freq, std::uint32_t bias) {
+    return sym | ((freq - 1) << 8) | (bias << 20);
+}
+
+// One encoder lane step, split so that a GPU warp can order the emitted words
+// with a ballot: first ask whether a word leaves, then apply the symbol.
+MANS_HD bool enc_needs_word(std::uint32_t x, const EncSym& s) { return x >= s.x_max; }
+MANS_HD std::uint32_t enc_apply(std::uint32_t x, const EncSym& s) {
+    const std::uint32_t q =
+        static_cast<std::uint32_t>((static_cast<std::uint64_t>(x) * s.rcp) >> 32) >> (s.cmpl_shift >> 16);
+    return x + s.bias + q * (s.cmpl_shift & 0xffffu);
+}
+
+// One decoder lane step; the caller pulls a word when dec_needs_word().
+MANS_HD std::uint32_t dec_apply(std::uint32_t x, std::uint32_t entry, unsigned prob_bits) {
+    const std::uint32_t freq = ((entry >> 8) & 0xfffu) + 1;
+    return freq * (x >> prob_bits) + (entry >> 20);
+}
+MANS_HD bool dec_needs_word(std::uint32_t x) { return x < kStateLow; }
+
+// Context class of a token: its bit length capped at 7, then at K-1.
+MANS_HD unsigned token_class8(unsigned tok) {
+    unsigned c = 0;
+    while (tok) {
+        ++c;
+        tok >>= 1;
+    }
+    return c > 7 ? 7 : c;
+}
+
+// Geometry of one token stream.
+struct LaneLayout {
+    std::size_t n = 0;    // tokens
+    unsigned lanes = 1;   // 1, 2, 4, 8, 16 or 32
+    std::size_t seg = 0;  // ceil(n / lanes)
+
+    static LaneLayout make(std::size_t n, unsigned lanes) {
+        LaneLayout l;
+        l.n = n;
+        l.lanes = lanes;
+        l.seg = (n + lanes - 1) / lanes;
+        return l;
+    }
+    // Tokens owned by lane j.
+    std::size_t lane_len(unsigned j) const {
+        const std::size_t start = static_cast<std::size_t>(j) * seg;
+        if (start >= n) return 0;
+        return n - start < seg ? n - start : seg;
+    }
+    // Lanes still active at step t (always a prefix 0..count-1).
+    unsigned active_at(std::size_t t) const {
+        unsigned a = lanes;
+        while (a > 0 && lane_len(a - 1) <= t) --a;
+        return a;
+    }
+    std::size_t slots() const { return seg * lanes; }
+};
+
+// The encoder's lane count: fewer lanes on short streams, where each lane's
+// 4-byte final state would be a visible cost.
+inline unsigned lanes_for(std::size_t n) {
+    unsigned lanes = 1;
+    while (lanes < kMaxLanes && static_cast<std::size_t>(lanes) * 2 * 256 <= n) lanes *= 2;
+    return lanes;
+}
+
+struct RansEncodeArgs {
+    const std::uint8_t* tokens;     // interleaved, layout.slots() entries
+    const EncSym* table;            // kMaxContexts x 256 entries
+    const std::uint8_t* ctx_of;     // 256 entries: context index of a token
+    LaneLayout layout;
+    std::uint16_t* words_end;       // words are written downwards from here
+    std::uint16_t* words_begin;     // ... never below this
+    // outputs
+    std::uint16_t* words_first = nullptr;  // first written word
+    std::uint32_t states[kMaxLanes] = {};
+    bool ok = false;
+};
+
+struct RansDecodeArgs {
+    const std::uint32_t* table;     // K tables of (1 << prob_bits) entries
+    const std::uint32_t* ctx_off;   // 256 entries: table offset for a previous token
+    unsigned prob_bits;
+    LaneLayout layout;
+    std::uint32_t states[kMaxLanes];
+    const std::uint16_t* words;
+    std::size_t nwords;
+    std::uint8_t* out;              // interleaved, layout.slots() entries
+};
+
+// Scalar reference kernels (always available; SIMD kernels must match them).
+void rans_encode_scalar(RansEncodeArgs& a);
+bool rans_decode_scalar(const RansDecodeArgs& a);
+
+}  // namespace mans::detail

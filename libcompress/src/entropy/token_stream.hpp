@@ -1,0 +1,42 @@
+// token_stream.hpp - one rANS-coded token stream with its own tables.
+//
+// The encoder picks the number of contexts (1, 2, 4 or 8 classes of the
+// previous token in the lane) and the probability precision (8..12 bits) by
+// estimated size, tables included. docs/FORMAT.md "Token stream".
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "backend.hpp"
+#include "core/byte_io.hpp"
+#include "entropy/rans_table.hpp"
+
+namespace mans::detail {
+
+// Scratch kept between calls (one per worker thread).
+struct TokenStreamScratch {
+    std::vector<std::uint16_t> words;
+    std::vector<EncSym> enc;          // kMaxContexts * 256
+    std::vector<std::uint32_t> dec;   // kMaxContexts << kMaxProbBits
+};
+
+// Appends the coded stream of `layout.n` interleaved tokens to `out`.
+// Returns false only when the coder itself fails (never for valid input).
+bool encode_token_stream(const std::uint8_t* tokens, const LaneLayout& layout,
+                         const RansKernels& kernels, TokenStreamScratch& scratch,
+                         std::vector<std::uint8_t>& out);
+
+// Decodes a stream of n tokens from r into `out` (interleaved; at least
+// LaneLayout::make(n, 32).slots() bytes... use token_stream_slots()).
+// Returns false on any inconsistency.
+bool decode_token_stream(ByteReader& r, std::size_t n, const RansKernels& kernels,
+                         TokenStreamScratch& scratch, std::vector<std::uint8_t>& out,
+                         LaneLayout* layout);
+
+// Estimated coded size in 16.16 fixed-point bits of tokens with histogram
+// `hist` (order 0), including an approximate table cost.
+std::uint64_t estimate_order0_fix16(const std::uint32_t* hist);
+
+}  // namespace mans::detail

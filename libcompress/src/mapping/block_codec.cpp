@@ -1,0 +1,533 @@
+// block_codec.cpp - see block_codec.hpp.
+#include "mapping/block_codec.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+#include "core/bit_io.hpp"
+#include "core/byte_io.hpp"
+#include "entropy/cost_model.hpp"
+#include "mapping/token_map.hpp"
+
+namespace mans::detail {
+
+namespace {
+
+// Mode selection looks at a sample: the whole block when it is small, else
+// evenly spaced runs of consecutive elements (runs keep the delta predictor
+// meaningful).
+constexpr std::size_t kSampleRun = 256;
+constexpr std::size_t kSampleRuns = 64;
+
+enum class Predictor : std::uint8_t { center = 0, lane_previous = 1 };
+
+struct Stats {
+    std::uint64_t min = 0, max = 0;
+};
+
+// Sample histograms of the hybrid-token source values v.
+struct ValueHist {
+    std::uint32_t small[256] = {};   // v < 256
+    std::uint32_t big[64][16] = {};  // v >= 256: [bit position e][top 4 mantissa bits]
+
+    void add(std::uint64_t v) {
+        if (v < 256) {
+            ++small[v];
+        } else {
+            const unsigned e = bit_length64(v) - 1;
+            ++big[e][(v >> (e - 4)) & 15];
+        }
+    }
+};
+
+// Estimated bits (16.16) of coding the sampled values with split p.
+std::uint64_t hybrid_cost_fix16(const ValueHist& h, HybridSplit p, unsigned B) {
+    std::uint32_t tok[256] = {};
+    std::uint64_t raw_bits = 0;
+    for (unsigned v = 0; v < 256; ++v) {
+        if (!h.small[v]) continue;
+        unsigned nraw = 0;
+        tok[hybrid_token(v, p, &nraw)] += h.small[v];
+        raw_bits += static_cast<std::uint64_t>(h.small[v]) * nraw;
+    }
+    for (unsigned e = 8; e < B; ++e) {
+        for (unsigned top = 0; top < 16; ++top) {
+            const std::uint32_t c = h.big[e][top];
+            if (!c) continue;
+            const unsigned t = (1u << p.s) + ((e - p.s) << p.m) + (top >> (4 - p.m));
+            tok[t] += c;
+            raw_bits += static_cast<std::uint64_t>(c) * (e - p.m);
+        }
+    }
+    return estimate_order0_fix16(tok) + raw_bits * kFixOne;
+}
+
+struct HybridChoice {
+    HybridSplit split{0, 0};
+    std::uint64_t cost = ~0ull;
+};
+
+HybridChoice best_split(const ValueHist& h, unsigned B) {
+    HybridChoice best;
+    for (unsigned s = 0; s <= 8; ++s) {
+        for (unsigned m = 0; m <= 4 && m <= s; ++m) {
+            const HybridSplit p{s, m};
+            if (!hybrid_split_valid(p, B)) continue;
+            const std::uint64_t c = hybrid_cost_fix16(h, p, B);
+            if (c < best.cost) best = {p, c};
+        }
+    }
+    return best;
+}
+
+template <typename U>
+struct Elem {
+    static constexpr unsigned B = 8 * sizeof(U);
+    static constexpr std::uint64_t mask = B == 64 ? ~0ull : ((1ull << B) - 1);
+};
+
+// Biased (order-preserving unsigned) value of element i.
+template <typename U>
+inline std::uint64_t load_biased(const U* p, std::size_t i, std::uint64_t flip) {
+    return static_cast<std::uint64_t>(p[i]) ^ flip;
+}
+
+// Walks a block in the coder's interleaved order: fn(slot, element index).
+template <typename Fn>
+inline void for_each_interleaved(const LaneLayout& lay, Fn&& fn) {
+    for (std::size_t t = 0; t < lay.seg; ++t) {
+        const unsigned active = lay.active_at(t);
+        for (unsigned j = 0; j < active; ++j) fn(t * lay.lanes + j, j * lay.seg + t, j, t);
+    }
+}
+
+template <typename U>
+class BlockEncoder {
+public:
+    using E = Elem<U>;
+    BlockEncoder(const U* src, std::size_t n, std::uint64_t flip, const RansKernels& k,
+                 BlockScratch& sc, std::vector<std::uint8_t>& out)
+        : x_(src), n_(n), flip_(flip), kernels_(k), sc_(sc), out_(out),
+          lay_(LaneLayout::make(n, lanes_for(n))) {}
+
+    void run(ModeHint hint) {
+        const std::size_t start = out_.size();
+        stats_ = block_stats();
+        if (hint == ModeHint::automatic && stats_.min == stats_.max) hint = ModeHint::constant;
+        if (hint == ModeHint::automatic) hint = choose_mode();
+        bool ok = false;
+        switch (hint) {
+            case ModeHint::constant: ok = stats_.min == stats_.max && put_constant(); break;
+            case ModeHint::token_center: ok = put_token(Predictor::center); break;
+            case ModeHint::token_delta: ok = put_token(Predictor::lane_previous); break;
+            case ModeHint::adm: ok = adm_possible() && put_adm(); break;
+            case ModeHint::byte_planes: ok = put_byte_planes(); break;
+            default: break;
+        }
+        // Never expand: a block that does not shrink is stored.
+        if (!ok || out_.size() - start >= 1 + n_ * sizeof(U)) {
+            out_.resize(start);
+            put_stored();
+        }
+    }
+
+private:
+    Stats block_stats() const {
+        Stats s;
+        s.min = E::mask;
+        s.max = 0;
+        for (std::size_t i = 0; i < n_; ++i) {
+            const std::uint64_t u = load_biased(x_, i, flip_);
+            s.min = u < s.min ? u : s.min;
+            s.max = u > s.max ? u : s.max;
+        }
+        return s;
+    }
+
+    // Indices of sampled elements, in runs.
+    template <typename Fn>
+    void for_each_sampled(Fn&& fn) const {
+        if (n_ <= kSampleRun * kSampleRuns) {
+            for (std::size_t i = 0; i < n_; ++i) fn(i);
+            return;
+        }
+        const std::size_t stride = n_ / kSampleRuns;
+        for (std::size_t r = 0; r < kSampleRuns; ++r)
+            for (std::size_t i = r * stride; i < r * stride + kSampleRun; ++i) fn(i);
+    }
+
+    std::uint64_t sample_median() {
+        auto& s = sc_.sample;
+        s.clear();
+        for_each_sampled([&](std::size_t i) { s.push_back(load_biased(x_, i, flip_)); });
+        std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
+        return s[s.size() / 2];
+    }
+
+    std::uint64_t mean_center() const {
+        // Only used for B <= 32 and at most 2^26 elements: the sum fits.
+        std::uint64_t sum = 0;
+        for (std::size_t i = 0; i < n_; ++i) sum += load_biased(x_, i, flip_);
+        return sum / n_;
+    }
+
+    bool adm_possible() const {
+        if (E::B != 16 && E::B != 32) return false;
+        const std::uint64_t limit = static_cast<std::uint64_t>(kAdmStep) * kAdmMaxK;
+        const std::uint64_t c = mean_center();
+        return stats_.max - c <= limit && c - stats_.min <= limit;
+    }
+
+    ModeHint choose_mode() {
+        center_ = sample_median();
+        ValueHist hc, hd;
+        std::uint32_t planes[8][256] = {};
+        std::uint32_t adm_codes[256] = {};
+        std::uint64_t adm_bits = 0;
+        const bool adm_ok = adm_possible();
+        const std::uint64_t adm_c = adm_ok ? mean_center() : 0;
+        const unsigned nplanes = plane_count();
+        for_each_sampled([&](std::size_t i) {
+            const std::uint64_t u = load_biased(x_, i, flip_);
+            hc.add(zigzag((u - center_) & E::mask, E::B));
+            const std::uint64_t prev = i ? load_biased(x_, i - 1, flip_) : center_;
+            hd.add(zigzag((u - prev) & E::mask, E::B));
+            const std::uint64_t w = u - stats_.min;
+            for (unsigned b = 0; b < nplanes; ++b) ++planes[b][(w >> (8 * b)) & 0xff];
+            if (adm_ok) {
+                unsigned k = 0;
+                ++adm_codes[adm_code(u, adm_c, &k)];
+                adm_bits += k;
+            }
+        });
+        split_center_ = best_split(hc, E::B);
+        split_delta_ = best_split(hd, E::B);
+        ModeHint best = ModeHint::token_center;
+        std::uint64_t best_cost = split_center_.cost;
+        if (split_delta_.cost < best_cost) best = ModeHint::token_delta, best_cost = split_delta_.cost;
+        std::uint64_t plane_cost = 0;
+        for (unsigned b = 0; b < nplanes; ++b) plane_cost += estimate_order0_fix16(planes[b]);
+        if (plane_cost < best_cost) best = ModeHint::byte_planes, best_cost = plane_cost;
+        if (adm_ok) {
+            const std::uint64_t adm_cost = estimate_order0_fix16(adm_codes) + adm_bits * kFixOne;
+            if (adm_cost < best_cost) best = ModeHint::adm, best_cost = adm_cost;
+        }
+        return best;
+    }
+
+    unsigned plane_count() const {
+        const std::uint64_t range = stats_.max - stats_.min;
+        unsigned p = 0;
+        while (p < sizeof(U) && (range >> (8 * p))) ++p;
+        return p;
+    }
+
+    void put_value(std::uint64_t v) {
+        for (unsigned b = 0; b < sizeof(U); ++b) out_.push_back(static_cast<std::uint8_t>(v >> (8 * b)));
+    }
+    void put_u32(std::uint32_t v) { put_value_bytes(v, 4); }
+    void put_value_bytes(std::uint64_t v, unsigned bytes) {
+        for (unsigned b = 0; b < bytes; ++b) out_.push_back(static_cast<std::uint8_t>(v >> (8 * b)));
+    }
+
+    void put_stored() {
+        out_.push_back(static_cast<std::uint8_t>(BlockMode::stored));
+        const std::size_t old = out_.size();
+        out_.resize(old + n_ * sizeof(U));
+        std::memcpy(out_.data() + old, x_, n_ * sizeof(U));
+    }
+
+    bool put_constant() {
+        out_.push_back(static_cast<std::uint8_t>(BlockMode::constant));
+        put_value(stats_.min);
+        return true;
+    }
+
+    bool put_tokens_and_bits() {
+        if (!encode_token_stream(sc_.tokens.data(), lay_, kernels_, sc_.stream, out_)) return false;
+        put_u32(static_cast<std::uint32_t>(sc_.bits.size()));
+        out_.insert(out_.end(), sc_.bits.begin(), sc_.bits.end());
+        return true;
+    }
+
+    bool put_token(Predictor pred) {
+        if (split_center_.cost == ~0ull) choose_mode();  // forced mode: still need splits
+        const HybridSplit split = pred == Predictor::center ? split_center_.split : split_delta_.split;
+        out_.push_back(static_cast<std::uint8_t>(BlockMode::token));
+        out_.push_back(static_cast<std::uint8_t>(pred));
+        put_value(center_);
+        out_.push_back(static_cast<std::uint8_t>(split.s));
+        out_.push_back(static_cast<std::uint8_t>(split.m));
+        sc_.tokens.resize(lay_.slots());
+        sc_.bits.clear();
+        BitWriter bw(&sc_.bits);
+        std::uint64_t prev[kMaxLanes];
+        for (auto& p : prev) p = center_;
+        for_each_interleaved(lay_, [&](std::size_t slot, std::size_t i, unsigned j, std::size_t) {
+            const std::uint64_t u = load_biased(x_, i, flip_);
+            const std::uint64_t ref = pred == Predictor::center ? center_ : prev[j];
+            prev[j] = u;
+            const std::uint64_t v = zigzag((u - ref) & E::mask, E::B);
+            unsigned nraw = 0;
+            sc_.tokens[slot] = static_cast<std::uint8_t>(hybrid_token(v, split, &nraw));
+            bw.put_wide(v, nraw);
+        });
+        bw.flush();
+        return put_tokens_and_bits();
+    }
+
+    bool put_adm() {
+        const std::uint64_t c = mean_center();
+        out_.push_back(static_cast<std::uint8_t>(BlockMode::adm));
+        put_value(c);
+        sc_.tokens.resize(lay_.slots());
+        sc_.bits.clear();
+        BitWriter bw(&sc_.bits);
+        for_each_interleaved(lay_, [&](std::size_t slot, std::size_t i, unsigned, std::size_t) {
+            unsigned k = 0;
+            sc_.tokens[slot] = static_cast<std::uint8_t>(adm_code(load_biased(x_, i, flip_), c, &k));
+            bw.put(1ull << (k - 1), k);  // k-1 zeros, then a one
+        });
+        bw.flush();
+        return put_tokens_and_bits();
+    }
+
+    bool put_byte_planes() {
+        const unsigned nplanes = plane_count();
+        out_.push_back(static_cast<std::uint8_t>(BlockMode::byte_planes));
+        put_value(stats_.min);
+        out_.push_back(static_cast<std::uint8_t>(nplanes));
+        sc_.tokens.resize(lay_.slots());
+        for (unsigned b = 0; b < nplanes; ++b) {
+            for_each_interleaved(lay_, [&](std::size_t slot, std::size_t i, unsigned, std::size_t) {
+                const std::uint64_t w = load_biased(x_, i, flip_) - stats_.min;
+                sc_.tokens[slot] = static_cast<std::uint8_t>(w >> (8 * b));
+            });
+            if (!encode_token_stream(sc_.tokens.data(), lay_, kernels_, sc_.stream, out_)) return false;
+        }
+        return true;
+    }
+
+    const U* x_;
+    std::size_t n_;
+    std::uint64_t flip_;
+    const RansKernels& kernels_;
+    BlockScratch& sc_;
+    std::vector<std::uint8_t>& out_;
+    LaneLayout lay_;
+    Stats stats_;
+    std::uint64_t center_ = 0;
+    HybridChoice split_center_, split_delta_;
+};
+
+template <typename U>
+class BlockDecoder {
+public:
+    using E = Elem<U>;
+    BlockDecoder(ByteReader r, std::size_t n, U* dst, std::uint64_t flip, const RansKernels& k,
+                 BlockScratch& sc)
+        : r_(r), n_(n), y_(dst), flip_(flip), kernels_(k), sc_(sc) {}
+
+    Errc run() {
+        std::uint8_t mode = 0;
+        if (!r_.read(&mode)) return Errc::corrupt_block;
+        bool ok = false;
+        switch (static_cast<BlockMode>(mode)) {
+            case BlockMode::stored: ok = get_stored(); break;
+            case BlockMode::constant: ok = get_constant(); break;
+            case BlockMode::token: ok = get_token(); break;
+            case BlockMode::adm: ok = get_adm(); break;
+            case BlockMode::byte_planes: ok = get_byte_planes(); break;
+            default: return Errc::corrupt_block;
+        }
+        // A payload must be consumed exactly.
+        if (!ok || r_.remaining() != 0) return Errc::corrupt_block;
+        return Errc::ok;
+    }
+
+private:
+    bool get_value(std::uint64_t* v) {
+        const std::uint8_t* p = nullptr;
+        if (!r_.take(sizeof(U), &p)) return false;
+        std::uint64_t x = 0;
+        for (unsigned b = 0; b < sizeof(U); ++b) x |= static_cast<std::uint64_t>(p[b]) << (8 * b);
+        *v = x;
+        return true;
+    }
+
+    bool get_stored() {
+        const std::uint8_t* p = nullptr;
+        if (!r_.take(n_ * sizeof(U), &p)) return false;
+        std::memcpy(y_, p, n_ * sizeof(U));
+        return true;
+    }
+
+    bool get_constant() {
+        std::uint64_t v = 0;
+        if (!get_value(&v)) return false;
+        std::fill(y_, y_ + n_, static_cast<U>(v ^ flip_));
+        return true;
+    }
+
+    bool get_tokens(LaneLayout* lay) {
+        return decode_token_stream(r_, n_, kernels_, sc_.stream, sc_.tokens, lay);
+    }
+
+    // Raw-bit section: u32 length, then exactly that many bytes.
+    bool get_bits(const std::uint8_t** p, std::uint32_t* len) {
+        return r_.read(len) && r_.take(*len, p);
+    }
+    static bool bits_exact(const BitReader& br, std::uint32_t len) {
+        return !br.overrun() && (br.bits_consumed() + 7) / 8 == len;
+    }
+
+    bool get_token() {
+        std::uint8_t pred = 0, s = 0, m = 0;
+        std::uint64_t c = 0;
+        if (!r_.read(&pred) || !get_value(&c) || !r_.read(&s) || !r_.read(&m)) return false;
+        const HybridSplit split{s, m};
+        if (pred > 1 || !hybrid_split_valid(split, E::B)) return false;
+        LaneLayout lay;
+        if (!get_tokens(&lay)) return false;
+        const std::uint8_t* bits = nullptr;
+        std::uint32_t len = 0;
+        if (!get_bits(&bits, &len)) return false;
+
+        // Per-token base value and raw-bit count; invalid tokens flagged.
+        std::uint64_t base[256];
+        std::uint8_t nraw[256];
+        bool valid[256];
+        for (unsigned t = 0; t < 256; ++t) {
+            unsigned nr = 0;
+            valid[t] = hybrid_untoken(t, split, E::B, &base[t], &nr);
+            nraw[t] = static_cast<std::uint8_t>(nr);
+        }
+        BitReader br(bits, len);
+        bool bad = false;
+        const std::uint8_t* tok = sc_.tokens.data();
+        if (pred == static_cast<std::uint8_t>(Predictor::center)) {
+            for_each_interleaved(lay, [&](std::size_t slot, std::size_t i, unsigned, std::size_t) {
+                const unsigned t = tok[slot];
+                bad |= !valid[t];
+                const std::uint64_t v = base[t] | br.get_wide(nraw[t]);
+                y_[i] = static_cast<U>(((c + unzigzag(v, E::B)) & E::mask) ^ flip_);
+            });
+        } else {
+            std::uint64_t prev[kMaxLanes];
+            for (auto& p : prev) p = c;
+            for_each_interleaved(lay, [&](std::size_t slot, std::size_t i, unsigned j, std::size_t) {
+                const unsigned t = tok[slot];
+                bad |= !valid[t];
+                const std::uint64_t v = base[t] | br.get_wide(nraw[t]);
+                prev[j] = (prev[j] + unzigzag(v, E::B)) & E::mask;
+                y_[i] = static_cast<U>(prev[j] ^ flip_);
+            });
+        }
+        return !bad && bits_exact(br, len);
+    }
+
+    bool get_adm() {
+        if (E::B != 16 && E::B != 32) return false;
+        std::uint64_t c = 0;
+        if (!get_value(&c)) return false;
+        LaneLayout lay;
+        if (!get_tokens(&lay)) return false;
+        const std::uint8_t* bits = nullptr;
+        std::uint32_t len = 0;
+        if (!get_bits(&bits, &len)) return false;
+        BitReader br(bits, len);
+        bool bad = false;
+        const std::uint8_t* tok = sc_.tokens.data();
+        for_each_interleaved(lay, [&](std::size_t slot, std::size_t i, unsigned, std::size_t) {
+            const std::uint32_t w = br.peek32();
+            if (w == 0) {  // no terminating one within kAdmMaxK bits
+                bad = true;
+                br.get(32);
+                return;
+            }
+            const unsigned k = static_cast<unsigned>(__builtin_ctz(w)) + 1;
+            br.get(k);
+            std::uint64_t u = 0;
+            bad |= !adm_value(tok[slot], k, c, E::mask, &u);
+            y_[i] = static_cast<U>(u ^ flip_);
+        });
+        return !bad && bits_exact(br, len);
+    }
+
+    bool get_byte_planes() {
+        std::uint64_t base = 0;
+        std::uint8_t nplanes = 0;
+        if (!get_value(&base) || !r_.read(&nplanes) || nplanes == 0 || nplanes > sizeof(U))
+            return false;
+        // Accumulate the planes of w = u - base in place, then rebase.
+        std::fill(y_, y_ + n_, U(0));
+        for (unsigned b = 0; b < nplanes; ++b) {
+            LaneLayout lay;
+            if (!get_tokens(&lay)) return false;
+            const std::uint8_t* tok = sc_.tokens.data();
+            for_each_interleaved(lay, [&](std::size_t slot, std::size_t i, unsigned, std::size_t) {
+                y_[i] = static_cast<U>(y_[i] | (static_cast<std::uint64_t>(tok[slot]) << (8 * b)));
+            });
+        }
+        bool bad = false;
+        for (std::size_t i = 0; i < n_; ++i) {
+            const std::uint64_t w = y_[i];
+            bad |= w > E::mask - base;  // the sum would leave the type's range
+            y_[i] = static_cast<U>((base + w) ^ flip_);
+        }
+        return !bad;
+    }
+
+    ByteReader r_;
+    std::size_t n_;
+    U* y_;
+    std::uint64_t flip_;
+    const RansKernels& kernels_;
+    BlockScratch& sc_;
+};
+
+std::uint64_t sign_flip(DType t) {
+    switch (t) {
+        case DType::i16: return 1ull << 15;
+        case DType::i32: return 1ull << 31;
+        case DType::i64: return 1ull << 63;
+        default: return 0;
+    }
+}
+
+template <typename Fn>
+void dispatch_width(DType t, Fn&& fn) {
+    switch (dtype_size(t)) {
+        case 1: fn(std::uint8_t{}); break;
+        case 2: fn(std::uint16_t{}); break;
+        case 4: fn(std::uint32_t{}); break;
+        case 8: fn(std::uint64_t{}); break;
+        default: break;
+    }
+}
+
+}  // namespace
+
+void encode_block(DType dtype, const void* src, std::size_t n, const RansKernels& kernels,
+                  BlockScratch& scratch, std::vector<std::uint8_t>& out, ModeHint hint) {
+    dispatch_width(dtype, [&](auto zero) {
+        using U = decltype(zero);
+        BlockEncoder<U> enc(static_cast<const U*>(src), n, sign_flip(dtype), kernels, scratch, out);
+        enc.run(hint);
+    });
+}
+
+Errc decode_block(DType dtype, const std::uint8_t* payload, std::size_t size, std::size_t n,
+                  void* dst, const RansKernels& kernels, BlockScratch& scratch) {
+    Errc e = Errc::unsupported_dtype;
+    dispatch_width(dtype, [&](auto zero) {
+        using U = decltype(zero);
+        BlockDecoder<U> dec(ByteReader(payload, size), n, static_cast<U*>(dst), sign_flip(dtype),
+                            kernels, scratch);
+        e = dec.run();
+    });
+    return e;
+}
+
+}  // namespace mans::detail

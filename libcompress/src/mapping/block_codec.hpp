@@ -1,0 +1,47 @@
+// block_codec.hpp - encodes and decodes one independent block of elements.
+//
+// Each block picks its own mapping by estimated cost (docs/FORMAT.md "Block
+// payload"): stored, constant, hybrid tokens against the block center or the
+// previous element, ADM, or byte planes. Blocks share nothing, so a backend
+// may run them in any order or all at once.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "backend.hpp"
+#include "entropy/token_stream.hpp"
+#include "mans/mans.hpp"
+
+namespace mans::detail {
+
+enum class BlockMode : std::uint8_t {
+    stored = 0,
+    constant = 1,
+    token = 2,
+    adm = 3,
+    byte_planes = 4,
+};
+
+// Optional override for tests: force one mapping (falls back to stored when it
+// cannot represent the block).
+enum class ModeHint : std::uint8_t { automatic = 0, stored, constant, token_center, token_delta, adm, byte_planes };
+
+struct BlockScratch {
+    TokenStreamScratch stream;
+    std::vector<std::uint8_t> tokens;
+    std::vector<std::uint8_t> bits;
+    std::vector<std::uint64_t> sample;
+};
+
+// Appends the payload of block `src` (n elements of `dtype`) to `out`.
+void encode_block(DType dtype, const void* src, std::size_t n, const RansKernels& kernels,
+                  BlockScratch& scratch, std::vector<std::uint8_t>& out,
+                  ModeHint hint = ModeHint::automatic);
+
+// Decodes a payload of exactly `size` bytes into n elements at dst.
+Errc decode_block(DType dtype, const std::uint8_t* payload, std::size_t size, std::size_t n,
+                  void* dst, const RansKernels& kernels, BlockScratch& scratch);
+
+}  // namespace mans::detail
