@@ -16,17 +16,22 @@ namespace mans::detail {
 
 class BitWriter {
 public:
-    explicit BitWriter(std::vector<std::uint8_t>* out) : out_(out) {}
+    // `max_bits` bounds what will be written; the buffer is sized once.
+    BitWriter(std::vector<std::uint8_t>* out, std::size_t max_bits) : out_(out) {
+        out_->resize(max_bits / 8 + 16);
+        p_ = out_->data();
+    }
 
-    // Appends the low `n` bits of `v` (n <= 57 per call).
+    // Appends the low `n` bits of `v` (n <= 56 per call).
     void put(std::uint64_t v, unsigned n) {
-        acc_ |= (n == 0 ? 0 : (v & (~0ull >> (64 - n)))) << fill_;
+        acc_ |= (v & low_bits(n)) << fill_;
         fill_ += n;
-        while (fill_ >= 8) {
-            out_->push_back(static_cast<std::uint8_t>(acc_));
-            acc_ >>= 8;
-            fill_ -= 8;
-        }
+        // Store 8 bytes, keep the unfinished ones (branch-free flush).
+        store_le<std::uint64_t>(p_, acc_);
+        const unsigned bytes = fill_ >> 3;
+        p_ += bytes;
+        acc_ = bytes ? (bytes == 8 ? 0 : acc_ >> (8 * bytes)) : acc_;
+        fill_ &= 7;
     }
     // Appends up to 64 bits.
     void put_wide(std::uint64_t v, unsigned n) {
@@ -37,14 +42,18 @@ public:
             put(v, n);
         }
     }
+    // Writes the last partial byte and trims the buffer to the bits written.
     void flush() {
-        if (fill_) out_->push_back(static_cast<std::uint8_t>(acc_));
+        if (fill_) *p_++ = static_cast<std::uint8_t>(acc_);
+        out_->resize(static_cast<std::size_t>(p_ - out_->data()));
         acc_ = 0;
         fill_ = 0;
     }
 
 private:
+    static std::uint64_t low_bits(unsigned n) { return n == 0 ? 0 : (~0ull >> (64 - n)); }
     std::vector<std::uint8_t>* out_;
+    std::uint8_t* p_;
     std::uint64_t acc_ = 0;
     unsigned fill_ = 0;
 };

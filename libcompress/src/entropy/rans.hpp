@@ -56,14 +56,9 @@ MANS_HD std::uint32_t dec_apply(std::uint32_t x, std::uint32_t entry, unsigned p
 }
 MANS_HD bool dec_needs_word(std::uint32_t x) { return x < kStateLow; }
 
-// Context class of a token: its bit length capped at 7, then at K-1.
+// Context class of a token: its bit length capped at 7 (then at K-1).
 MANS_HD unsigned token_class8(unsigned tok) {
-    unsigned c = 0;
-    while (tok) {
-        ++c;
-        tok >>= 1;
-    }
-    return c > 7 ? 7 : c;
+    return tok >= 64 ? 7u : tok >= 32 ? 6u : tok >= 16 ? 5u : tok >= 8 ? 4u : tok >= 4 ? 3u : tok >= 2 ? 2u : tok;
 }
 
 // Geometry of one token stream.
@@ -85,6 +80,8 @@ struct LaneLayout {
         if (start >= n) return 0;
         return n - start < seg ? n - start : seg;
     }
+    // Steps at which every lane is active.
+    std::size_t full_steps() const { return lane_len(lanes - 1); }
     // Lanes still active at step t (always a prefix 0..count-1).
     unsigned active_at(std::size_t t) const {
         unsigned a = lanes;
@@ -102,13 +99,18 @@ inline unsigned lanes_for(std::size_t n) {
     return lanes;
 }
 
+// Decoders read a step's words before checking the count, so word buffers
+// carry this many readable padding words.
+inline constexpr std::size_t kWordPadding = 64;
+
 struct RansEncodeArgs {
     const std::uint8_t* tokens;     // interleaved, layout.slots() entries
     const EncSym* table;            // kMaxContexts x 256 entries
     const std::uint8_t* ctx_of;     // 256 entries: context index of a token
     LaneLayout layout;
-    std::uint16_t* words_end;       // words are written downwards from here
-    std::uint16_t* words_begin;     // ... never below this
+    std::uint16_t* words_end;       // words are written downwards from here;
+                                    // at least layout.n + kWordPadding words below it
+
     // outputs
     std::uint16_t* words_first = nullptr;  // first written word
     std::uint32_t states[kMaxLanes] = {};
@@ -121,7 +123,7 @@ struct RansDecodeArgs {
     unsigned prob_bits;
     LaneLayout layout;
     std::uint32_t states[kMaxLanes];
-    const std::uint16_t* words;
+    const std::uint16_t* words;     // followed by kWordPadding readable words
     std::size_t nwords;
     std::uint8_t* out;              // interleaved, layout.slots() entries
 };
@@ -129,5 +131,15 @@ struct RansDecodeArgs {
 // Scalar reference kernels (always available; SIMD kernels must match them).
 void rans_encode_scalar(RansEncodeArgs& a);
 bool rans_decode_scalar(const RansDecodeArgs& a);
+
+// Pieces of the reference loops that SIMD kernels reuse for the steps they
+// do not vectorise. Encoding runs steps [t_lo, t_hi) downwards, decoding
+// upwards; both update the lane states x and the word cursor.
+void rans_encode_steps_scalar(const RansEncodeArgs& a, std::size_t t_lo, std::size_t t_hi,
+                              std::uint32_t* x, std::uint16_t** w);
+bool rans_decode_steps_scalar(const RansDecodeArgs& a, std::size_t t_lo, std::size_t t_hi,
+                              std::uint32_t* x, std::size_t* rd);
+// Final checks of a decode: every word consumed, every lane back at kStateLow.
+bool rans_decode_finished(const RansDecodeArgs& a, const std::uint32_t* x, std::size_t rd);
 
 }  // namespace mans::detail

@@ -7,38 +7,44 @@
 
 namespace mans::detail {
 
-void rans_encode_scalar(RansEncodeArgs& a) {
+void rans_encode_steps_scalar(const RansEncodeArgs& a, std::size_t t_lo, std::size_t t_hi,
+                              std::uint32_t* x, std::uint16_t** wp) {
     const LaneLayout& lay = a.layout;
-    std::uint32_t x[kMaxLanes];
-    for (unsigned j = 0; j < lay.lanes; ++j) x[j] = kStateLow;
-    std::uint16_t* w = a.words_end;
-    for (std::size_t t = lay.seg; t-- > 0;) {
+    std::uint16_t* w = *wp;
+    for (std::size_t t = t_hi; t-- > t_lo;) {
         const unsigned active = lay.active_at(t);
         const std::uint8_t* row = a.tokens + t * lay.lanes;
         const std::uint8_t* prev = t ? row - lay.lanes : nullptr;
         for (unsigned j = active; j-- > 0;) {
             const unsigned ctx = prev ? a.ctx_of[prev[j]] : 0;
             const EncSym& s = a.table[ctx * 256 + row[j]];
-            if (enc_needs_word(x[j], s)) {
-                if (w == a.words_begin) return;  // a.ok stays false
-                *--w = static_cast<std::uint16_t>(x[j]);
-                x[j] >>= 16;
-            }
-            x[j] = enc_apply(x[j], s);
+            // Branch-free renormalisation: the store is harmless when unused.
+            const std::uint32_t xv = x[j];
+            const bool out = enc_needs_word(xv, s);
+            w[-1] = static_cast<std::uint16_t>(xv);
+            w -= out;
+            x[j] = enc_apply(out ? xv >> 16 : xv, s);
         }
     }
-    for (unsigned j = 0; j < lay.lanes; ++j) a.states[j] = x[j];
+    *wp = w;
+}
+
+void rans_encode_scalar(RansEncodeArgs& a) {
+    std::uint32_t x[kMaxLanes];
+    for (unsigned j = 0; j < a.layout.lanes; ++j) x[j] = kStateLow;
+    std::uint16_t* w = a.words_end;
+    rans_encode_steps_scalar(a, 0, a.layout.seg, x, &w);
+    for (unsigned j = 0; j < a.layout.lanes; ++j) a.states[j] = x[j];
     a.words_first = w;
     a.ok = true;
 }
 
-bool rans_decode_scalar(const RansDecodeArgs& a) {
+bool rans_decode_steps_scalar(const RansDecodeArgs& a, std::size_t t_lo, std::size_t t_hi,
+                              std::uint32_t* x, std::size_t* rdp) {
     const LaneLayout& lay = a.layout;
     const std::uint32_t mask = (1u << a.prob_bits) - 1;
-    std::uint32_t x[kMaxLanes];
-    for (unsigned j = 0; j < lay.lanes; ++j) x[j] = a.states[j];
-    std::size_t rd = 0;
-    for (std::size_t t = 0; t < lay.seg; ++t) {
+    std::size_t rd = *rdp;
+    for (std::size_t t = t_lo; t < t_hi; ++t) {
         const unsigned active = lay.active_at(t);
         std::uint8_t* row = a.out + t * lay.lanes;
         const std::uint8_t* prev = t ? row - lay.lanes : nullptr;
@@ -46,20 +52,35 @@ bool rans_decode_scalar(const RansDecodeArgs& a) {
             const std::uint32_t off = prev ? a.ctx_off[prev[j]] : 0;
             const std::uint32_t e = a.table[off + (x[j] & mask)];
             row[j] = static_cast<std::uint8_t>(e);
-            x[j] = dec_apply(x[j], e, a.prob_bits);
-            if (dec_needs_word(x[j])) {
-                if (rd == a.nwords) return false;
-                x[j] = (x[j] << 16) | a.words[rd++];
-            }
+            const std::uint32_t xv = dec_apply(x[j], e, a.prob_bits);
+            // Branch-free refill; reads stay within the padding and the
+            // count is checked once per step.
+            const bool in = dec_needs_word(xv);
+            x[j] = in ? (xv << 16) | a.words[rd] : xv;
+            rd += in;
         }
         for (unsigned j = active; j < lay.lanes; ++j) row[j] = 0;
+        if (rd > a.nwords) return false;
     }
+    *rdp = rd;
+    return true;
+}
+
+bool rans_decode_finished(const RansDecodeArgs& a, const std::uint32_t* x, std::size_t rd) {
     // A valid stream ends with every word consumed and every lane back in
     // its initial state: a strong check against corrupt payloads.
     if (rd != a.nwords) return false;
-    for (unsigned j = 0; j < lay.lanes; ++j)
+    for (unsigned j = 0; j < a.layout.lanes; ++j)
         if (x[j] != kStateLow) return false;
     return true;
+}
+
+bool rans_decode_scalar(const RansDecodeArgs& a) {
+    std::uint32_t x[kMaxLanes];
+    for (unsigned j = 0; j < a.layout.lanes; ++j) x[j] = a.states[j];
+    std::size_t rd = 0;
+    if (!rans_decode_steps_scalar(a, 0, a.layout.seg, x, &rd)) return false;
+    return rans_decode_finished(a, x, rd);
 }
 
 }  // namespace mans::detail

@@ -100,13 +100,12 @@ bool encode_token_stream(const std::uint8_t* tokens, const LaneLayout& lay,
     std::uint8_t ctx_of[256];
     for (unsigned s = 0; s < 256; ++s) ctx_of[s] = static_cast<std::uint8_t>(context_of(s, best_k));
 
-    sc.words.resize(lay.n + 1);
+    sc.words.resize(lay.n + kWordPadding);
     RansEncodeArgs args;
     args.tokens = tokens;
     args.table = sc.enc.data();
     args.ctx_of = ctx_of;
     args.layout = lay;
-    args.words_begin = sc.words.data();
     args.words_end = sc.words.data() + sc.words.size();
     kernels.encode(args);
     if (!args.ok) return false;
@@ -168,7 +167,7 @@ bool decode_token_stream(ByteReader& r, std::size_t n, const RansKernels& kernel
     const std::uint8_t* words = nullptr;
     if (nwords > n || !r.take(2ull * nwords, &words)) return false;
     // Words are little-endian u16; copy to aligned storage for the kernels.
-    sc.words.resize(nwords + 16);
+    sc.words.resize(nwords + kWordPadding);
     std::memcpy(sc.words.data(), words, 2ull * nwords);
     args.words = sc.words.data();
     args.nwords = nwords;

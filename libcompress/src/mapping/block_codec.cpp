@@ -260,8 +260,7 @@ private:
         out_.push_back(static_cast<std::uint8_t>(split.s));
         out_.push_back(static_cast<std::uint8_t>(split.m));
         sc_.tokens.resize(lay_.slots());
-        sc_.bits.clear();
-        BitWriter bw(&sc_.bits);
+        BitWriter bw(&sc_.bits, n_ * E::B);
         std::uint64_t prev[kMaxLanes];
         for (auto& p : prev) p = center_;
         for_each_interleaved(lay_, [&](std::size_t slot, std::size_t i, unsigned j, std::size_t) {
@@ -282,8 +281,7 @@ private:
         out_.push_back(static_cast<std::uint8_t>(BlockMode::adm));
         put_value(c);
         sc_.tokens.resize(lay_.slots());
-        sc_.bits.clear();
-        BitWriter bw(&sc_.bits);
+        BitWriter bw(&sc_.bits, n_ * kAdmMaxK);
         for_each_interleaved(lay_, [&](std::size_t slot, std::size_t i, unsigned, std::size_t) {
             unsigned k = 0;
             sc_.tokens[slot] = static_cast<std::uint8_t>(adm_code(load_biased(x_, i, flip_), c, &k));
