@@ -40,6 +40,8 @@ bool encode_token_stream(const std::uint8_t* tokens, const LaneLayout& lay,
                          const RansKernels& kernels, TokenStreamScratch& sc,
                          std::vector<std::uint8_t>& out) {
     // Histogram by class of the previous token in the same lane.
+    std::uint8_t class8[256];
+    for (unsigned s = 0; s < 256; ++s) class8[s] = static_cast<std::uint8_t>(token_class8(s));
     std::uint32_t hist8[kMaxContexts][256] = {};
     for (std::size_t t = 0; t < lay.seg; ++t) {
         const unsigned active = lay.active_at(t);
@@ -48,7 +50,7 @@ bool encode_token_stream(const std::uint8_t* tokens, const LaneLayout& lay,
             for (unsigned j = 0; j < active; ++j) ++hist8[0][row[j]];
         } else {
             const std::uint8_t* prev = row - lay.lanes;
-            for (unsigned j = 0; j < active; ++j) ++hist8[token_class8(prev[j])][row[j]];
+            for (unsigned j = 0; j < active; ++j) ++hist8[class8[prev[j]]][row[j]];
         }
     }
 

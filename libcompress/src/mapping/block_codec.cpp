@@ -93,13 +93,77 @@ inline std::uint64_t load_biased(const U* p, std::size_t i, std::uint64_t flip) 
     return static_cast<std::uint64_t>(p[i]) ^ flip;
 }
 
-// Walks a block in the coder's interleaved order: fn(slot, element index).
+// Walks a block in element order, lane by lane: fn(slot, element index),
+// where slot is the element's position in the coder's interleaved order.
 template <typename Fn>
-inline void for_each_interleaved(const LaneLayout& lay, Fn&& fn) {
-    for (std::size_t t = 0; t < lay.seg; ++t) {
-        const unsigned active = lay.active_at(t);
-        for (unsigned j = 0; j < active; ++j) fn(t * lay.lanes + j, j * lay.seg + t, j, t);
+inline void for_each_element(const LaneLayout& lay, Fn&& fn) {
+    for (unsigned j = 0; j < lay.lanes; ++j) {
+        const std::size_t len = lay.lane_len(j), first = j * lay.seg;
+        for (std::size_t t = 0; t < len; ++t) fn(t * lay.lanes + j, first + t);
     }
+}
+
+// Hot loop of the hybrid-token mapping, kept free of member accesses so that
+// the byte stores cannot force reloads (char stores alias everything).
+template <typename U, bool kDelta>
+void tokenize_hybrid(const U* x, const LaneLayout& lay, std::uint64_t flip, std::uint64_t center,
+                     HybridSplit split, std::uint8_t* tokens, std::vector<std::uint8_t>* bits) {
+    using E = Elem<U>;
+    BitWriter bw(bits, lay.n * E::B);
+    // Element order: lane by lane, each lane's segment front to back. Tokens
+    // go to their interleaved slots; raw bits follow element order.
+    for (unsigned j = 0; j < lay.lanes; ++j) {
+        const std::size_t len = lay.lane_len(j);
+        const U* src = x + j * lay.seg;
+        std::uint8_t* dst = tokens + j;
+        std::uint64_t prev = center;
+        for (std::size_t t = 0; t < len; ++t) {
+            const std::uint64_t u = static_cast<std::uint64_t>(src[t]) ^ flip;
+            const std::uint64_t v = zigzag((u - (kDelta ? prev : center)) & E::mask, E::B);
+            prev = u;
+            unsigned nraw = 0;
+            dst[t * lay.lanes] = static_cast<std::uint8_t>(hybrid_token(v, split, &nraw));
+            if (E::B > 32)
+                bw.put_wide(v, nraw);
+            else
+                bw.put(v, nraw);
+        }
+    }
+    bw.flush();
+}
+
+// Inverse of tokenize_hybrid.
+template <typename U, bool kDelta>
+bool reconstruct_hybrid(const std::uint8_t* tokens, const LaneLayout& lay, std::uint64_t flip,
+                        std::uint64_t center, HybridSplit split, const std::uint8_t* bits,
+                        std::uint32_t len, U* y) {
+    using E = Elem<U>;
+    // Per-token base value and raw-bit count; invalid tokens flagged.
+    std::uint64_t base[256];
+    std::uint8_t nraw[256];
+    std::uint8_t token_ok[256];
+    for (unsigned t = 0; t < 256; ++t) {
+        unsigned nr = 0;
+        token_ok[t] = hybrid_untoken(t, split, E::B, &base[t], &nr);
+        nraw[t] = static_cast<std::uint8_t>(nr);
+    }
+    BitReader br(bits, len);
+    std::uint8_t all_ok = 1;
+    for (unsigned j = 0; j < lay.lanes; ++j) {
+        const std::size_t lane_len = lay.lane_len(j);
+        const std::uint8_t* src = tokens + j;
+        U* dst = y + j * lay.seg;
+        std::uint64_t prev = center;
+        for (std::size_t t = 0; t < lane_len; ++t) {
+            const unsigned tk = src[t * lay.lanes];
+            all_ok &= token_ok[tk];
+            const std::uint64_t v = base[tk] | (E::B > 32 ? br.get_wide(nraw[tk]) : br.get(nraw[tk]));
+            const std::uint64_t u = ((kDelta ? prev : center) + unzigzag(v, E::B)) & E::mask;
+            prev = u;
+            dst[t] = static_cast<U>(u ^ flip);
+        }
+    }
+    return all_ok && !br.overrun() && (br.bits_consumed() + 7) / 8 == len;
 }
 
 template <typename U>
@@ -160,7 +224,11 @@ private:
     std::uint64_t sample_median() {
         auto& s = sc_.sample;
         s.clear();
-        for_each_sampled([&](std::size_t i) { s.push_back(load_biased(x_, i, flip_)); });
+        // Every 4th sampled element is plenty for a center.
+        std::size_t k = 0;
+        for_each_sampled([&](std::size_t i) {
+            if ((k++ & 3) == 0) s.push_back(load_biased(x_, i, flip_));
+        });
         std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
         return s[s.size() / 2];
     }
@@ -260,19 +328,10 @@ private:
         out_.push_back(static_cast<std::uint8_t>(split.s));
         out_.push_back(static_cast<std::uint8_t>(split.m));
         sc_.tokens.resize(lay_.slots());
-        BitWriter bw(&sc_.bits, n_ * E::B);
-        std::uint64_t prev[kMaxLanes];
-        for (auto& p : prev) p = center_;
-        for_each_interleaved(lay_, [&](std::size_t slot, std::size_t i, unsigned j, std::size_t) {
-            const std::uint64_t u = load_biased(x_, i, flip_);
-            const std::uint64_t ref = pred == Predictor::center ? center_ : prev[j];
-            prev[j] = u;
-            const std::uint64_t v = zigzag((u - ref) & E::mask, E::B);
-            unsigned nraw = 0;
-            sc_.tokens[slot] = static_cast<std::uint8_t>(hybrid_token(v, split, &nraw));
-            bw.put_wide(v, nraw);
-        });
-        bw.flush();
+        if (pred == Predictor::center)
+            tokenize_hybrid<U, false>(x_, lay_, flip_, center_, split, sc_.tokens.data(), &sc_.bits);
+        else
+            tokenize_hybrid<U, true>(x_, lay_, flip_, center_, split, sc_.tokens.data(), &sc_.bits);
         return put_tokens_and_bits();
     }
 
@@ -282,7 +341,7 @@ private:
         put_value(c);
         sc_.tokens.resize(lay_.slots());
         BitWriter bw(&sc_.bits, n_ * kAdmMaxK);
-        for_each_interleaved(lay_, [&](std::size_t slot, std::size_t i, unsigned, std::size_t) {
+        for_each_element(lay_, [&](std::size_t slot, std::size_t i) {
             unsigned k = 0;
             sc_.tokens[slot] = static_cast<std::uint8_t>(adm_code(load_biased(x_, i, flip_), c, &k));
             bw.put(1ull << (k - 1), k);  // k-1 zeros, then a one
@@ -298,7 +357,7 @@ private:
         out_.push_back(static_cast<std::uint8_t>(nplanes));
         sc_.tokens.resize(lay_.slots());
         for (unsigned b = 0; b < nplanes; ++b) {
-            for_each_interleaved(lay_, [&](std::size_t slot, std::size_t i, unsigned, std::size_t) {
+            for_each_element(lay_, [&](std::size_t slot, std::size_t i) {
                 const std::uint64_t w = load_biased(x_, i, flip_) - stats_.min;
                 sc_.tokens[slot] = static_cast<std::uint8_t>(w >> (8 * b));
             });
@@ -392,37 +451,9 @@ private:
         std::uint32_t len = 0;
         if (!get_bits(&bits, &len)) return false;
 
-        // Per-token base value and raw-bit count; invalid tokens flagged.
-        std::uint64_t base[256];
-        std::uint8_t nraw[256];
-        bool valid[256];
-        for (unsigned t = 0; t < 256; ++t) {
-            unsigned nr = 0;
-            valid[t] = hybrid_untoken(t, split, E::B, &base[t], &nr);
-            nraw[t] = static_cast<std::uint8_t>(nr);
-        }
-        BitReader br(bits, len);
-        bool bad = false;
-        const std::uint8_t* tok = sc_.tokens.data();
-        if (pred == static_cast<std::uint8_t>(Predictor::center)) {
-            for_each_interleaved(lay, [&](std::size_t slot, std::size_t i, unsigned, std::size_t) {
-                const unsigned t = tok[slot];
-                bad |= !valid[t];
-                const std::uint64_t v = base[t] | br.get_wide(nraw[t]);
-                y_[i] = static_cast<U>(((c + unzigzag(v, E::B)) & E::mask) ^ flip_);
-            });
-        } else {
-            std::uint64_t prev[kMaxLanes];
-            for (auto& p : prev) p = c;
-            for_each_interleaved(lay, [&](std::size_t slot, std::size_t i, unsigned j, std::size_t) {
-                const unsigned t = tok[slot];
-                bad |= !valid[t];
-                const std::uint64_t v = base[t] | br.get_wide(nraw[t]);
-                prev[j] = (prev[j] + unzigzag(v, E::B)) & E::mask;
-                y_[i] = static_cast<U>(prev[j] ^ flip_);
-            });
-        }
-        return !bad && bits_exact(br, len);
+        if (pred == static_cast<std::uint8_t>(Predictor::center))
+            return reconstruct_hybrid<U, false>(sc_.tokens.data(), lay, flip_, c, split, bits, len, y_);
+        return reconstruct_hybrid<U, true>(sc_.tokens.data(), lay, flip_, c, split, bits, len, y_);
     }
 
     bool get_adm() {
@@ -437,7 +468,7 @@ private:
         BitReader br(bits, len);
         bool bad = false;
         const std::uint8_t* tok = sc_.tokens.data();
-        for_each_interleaved(lay, [&](std::size_t slot, std::size_t i, unsigned, std::size_t) {
+        for_each_element(lay, [&](std::size_t slot, std::size_t i) {
             const std::uint32_t w = br.peek32();
             if (w == 0) {  // no terminating one within kAdmMaxK bits
                 bad = true;
@@ -464,7 +495,7 @@ private:
             LaneLayout lay;
             if (!get_tokens(&lay)) return false;
             const std::uint8_t* tok = sc_.tokens.data();
-            for_each_interleaved(lay, [&](std::size_t slot, std::size_t i, unsigned, std::size_t) {
+            for_each_element(lay, [&](std::size_t slot, std::size_t i) {
                 y_[i] = static_cast<U>(y_[i] | (static_cast<std::uint64_t>(tok[slot]) << (8 * b)));
             });
         }

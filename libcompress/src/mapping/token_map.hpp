@@ -48,14 +48,15 @@ MANS_HD bool hybrid_split_valid(HybridSplit p, unsigned B) {
 }
 
 MANS_HD unsigned hybrid_token(std::uint64_t v, HybridSplit p, unsigned* nraw) {
-    if (v < (1ull << p.s)) {
-        *nraw = 0;
-        return static_cast<unsigned>(v);
-    }
-    const unsigned e = bit_length64(v) - 1;
+    // Branch-free (both cases computed, one selected): whether a value is
+    // below 2^s is data-dependent and mispredicts badly.
+    const bool big = v >= (1ull << p.s);
+    unsigned e = bit_length64(v | 1) - 1;
+    e = e < p.s ? p.s : e;
     const unsigned mant = static_cast<unsigned>(v >> (e - p.m)) & ((1u << p.m) - 1);
-    *nraw = e - p.m;
-    return (1u << p.s) + ((e - p.s) << p.m) + mant;
+    const unsigned tok_big = (1u << p.s) + ((e - p.s) << p.m) + mant;
+    *nraw = big ? e - p.m : 0;
+    return big ? tok_big : static_cast<unsigned>(v);
 }
 
 // Inverse: the value is base | raw, with raw of nraw bits.
