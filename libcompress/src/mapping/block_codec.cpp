@@ -20,7 +20,10 @@ namespace {
 constexpr std::size_t kSampleRun = 256;
 constexpr std::size_t kSampleRuns = 64;
 
-enum class Predictor : std::uint8_t { center = 0, lane_previous = 1 };
+// Reference of the hybrid-token mapping (docs/FORMAT.md 2.1). center_repeat
+// adds one token meaning "same value as the previous element of the lane",
+// which turns runs of outliers (fill values, land masks) into cheap tokens.
+enum class Predictor : std::uint8_t { center = 0, lane_previous = 1, center_repeat = 2 };
 
 struct Stats {
     std::uint64_t min = 0, max = 0;
@@ -42,8 +45,9 @@ struct ValueHist {
 };
 
 // Estimated bits (16.16) of coding the sampled values with split p.
-std::uint64_t hybrid_cost_fix16(const ValueHist& h, HybridSplit p, unsigned B) {
+std::uint64_t hybrid_cost_fix16(const ValueHist& h, HybridSplit p, unsigned B, std::uint32_t repeats) {
     std::uint32_t tok[256] = {};
+    if (repeats) tok[hybrid_token_count(p, B)] = repeats;
     std::uint64_t raw_bits = 0;
     for (unsigned v = 0; v < 256; ++v) {
         if (!h.small[v]) continue;
@@ -68,13 +72,14 @@ struct HybridChoice {
     std::uint64_t cost = ~0ull;
 };
 
-HybridChoice best_split(const ValueHist& h, unsigned B) {
+// `repeats` > 0 asks for a split that leaves room for the repeat token.
+HybridChoice best_split(const ValueHist& h, unsigned B, std::uint32_t repeats = 0) {
     HybridChoice best;
     for (unsigned s = 0; s <= 8; ++s) {
         for (unsigned m = 0; m <= 4 && m <= s; ++m) {
             const HybridSplit p{s, m};
-            if (!hybrid_split_valid(p, B)) continue;
-            const std::uint64_t c = hybrid_cost_fix16(h, p, B);
+            if (!hybrid_split_valid(p, B, repeats != 0)) continue;
+            const std::uint64_t c = hybrid_cost_fix16(h, p, B, repeats);
             if (c < best.cost) best = {p, c};
         }
     }
@@ -105,24 +110,28 @@ inline void for_each_element(const LaneLayout& lay, Fn&& fn) {
 
 // Hot loop of the hybrid-token mapping, kept free of member accesses so that
 // the byte stores cannot force reloads (char stores alias everything).
-template <typename U, bool kDelta>
+template <typename U, Predictor kPred>
 void tokenize_hybrid(const U* x, const LaneLayout& lay, std::uint64_t flip, std::uint64_t center,
                      HybridSplit split, std::uint8_t* tokens, std::vector<std::uint8_t>* bits) {
     using E = Elem<U>;
     BitWriter bw(bits, lay.n * E::B);
+    const unsigned repeat_tok = hybrid_token_count(split, E::B);
     // Element order: lane by lane, each lane's segment front to back. Tokens
     // go to their interleaved slots; raw bits follow element order.
     for (unsigned j = 0; j < lay.lanes; ++j) {
         const std::size_t len = lay.lane_len(j);
         const U* src = x + j * lay.seg;
         std::uint8_t* dst = tokens + j;
-        std::uint64_t prev = center;
+        std::uint64_t prev = center;  // a lane's first element refers to the center
         for (std::size_t t = 0; t < len; ++t) {
             const std::uint64_t u = static_cast<std::uint64_t>(src[t]) ^ flip;
-            const std::uint64_t v = zigzag((u - (kDelta ? prev : center)) & E::mask, E::B);
-            prev = u;
+            const std::uint64_t v =
+                zigzag((u - (kPred == Predictor::lane_previous ? prev : center)) & E::mask, E::B);
             unsigned nraw = 0;
-            dst[t * lay.lanes] = static_cast<std::uint8_t>(hybrid_token(v, split, &nraw));
+            unsigned tok = hybrid_token(v, split, &nraw);
+            if (kPred == Predictor::center_repeat && u == prev && nraw) tok = repeat_tok, nraw = 0;
+            prev = u;
+            dst[t * lay.lanes] = static_cast<std::uint8_t>(tok);
             if (E::B > 32)
                 bw.put_wide(v, nraw);
             else
@@ -133,7 +142,7 @@ void tokenize_hybrid(const U* x, const LaneLayout& lay, std::uint64_t flip, std:
 }
 
 // Inverse of tokenize_hybrid.
-template <typename U, bool kDelta>
+template <typename U, Predictor kPred>
 bool reconstruct_hybrid(const std::uint8_t* tokens, const LaneLayout& lay, std::uint64_t flip,
                         std::uint64_t center, HybridSplit split, const std::uint8_t* bits,
                         std::uint32_t len, U* y) {
@@ -147,6 +156,12 @@ bool reconstruct_hybrid(const std::uint8_t* tokens, const LaneLayout& lay, std::
         token_ok[t] = hybrid_untoken(t, split, E::B, &base[t], &nr);
         nraw[t] = static_cast<std::uint8_t>(nr);
     }
+    const unsigned repeat_tok = hybrid_token_count(split, E::B);
+    if (kPred == Predictor::center_repeat) {
+        token_ok[repeat_tok] = 1;
+        base[repeat_tok] = 0;
+        nraw[repeat_tok] = 0;
+    }
     BitReader br(bits, len);
     std::uint8_t all_ok = 1;
     for (unsigned j = 0; j < lay.lanes; ++j) {
@@ -155,10 +170,12 @@ bool reconstruct_hybrid(const std::uint8_t* tokens, const LaneLayout& lay, std::
         U* dst = y + j * lay.seg;
         std::uint64_t prev = center;
         for (std::size_t t = 0; t < lane_len; ++t) {
-            const unsigned tk = src[t * lay.lanes];
+            const unsigned tk = src[t * lay.lanes];  // prev starts at the center
             all_ok &= token_ok[tk];
             const std::uint64_t v = base[tk] | (E::B > 32 ? br.get_wide(nraw[tk]) : br.get(nraw[tk]));
-            const std::uint64_t u = ((kDelta ? prev : center) + unzigzag(v, E::B)) & E::mask;
+            std::uint64_t u =
+                ((kPred == Predictor::lane_previous ? prev : center) + unzigzag(v, E::B)) & E::mask;
+            if (kPred == Predictor::center_repeat) u = tk == repeat_tok ? prev : u;
             prev = u;
             dst[t] = static_cast<U>(u ^ flip);
         }
@@ -185,6 +202,7 @@ public:
             case ModeHint::constant: ok = stats_.min == stats_.max && put_constant(); break;
             case ModeHint::token_center: ok = put_token(Predictor::center); break;
             case ModeHint::token_delta: ok = put_token(Predictor::lane_previous); break;
+            case ModeHint::token_repeat: ok = put_token(Predictor::center_repeat); break;
             case ModeHint::adm: ok = adm_possible() && put_adm(); break;
             case ModeHint::byte_planes: ok = put_byte_planes(); break;
             default: break;
@@ -249,7 +267,8 @@ private:
 
     ModeHint choose_mode() {
         center_ = sample_median();
-        ValueHist hc, hd;
+        ValueHist hc, hd, hr;
+        std::uint32_t repeats = 0;
         std::uint32_t planes[8][256] = {};
         std::uint32_t adm_codes[256] = {};
         std::uint64_t adm_bits = 0;
@@ -258,9 +277,16 @@ private:
         const unsigned nplanes = plane_count();
         for_each_sampled([&](std::size_t i) {
             const std::uint64_t u = load_biased(x_, i, flip_);
-            hc.add(zigzag((u - center_) & E::mask, E::B));
+            const std::uint64_t vc = zigzag((u - center_) & E::mask, E::B);
+            hc.add(vc);
             const std::uint64_t prev = i ? load_biased(x_, i - 1, flip_) : center_;
             hd.add(zigzag((u - prev) & E::mask, E::B));
+            // Repeats of values that would need raw bits (>= 256 needs them
+            // under every split).
+            if (u == prev && vc >= 256)
+                ++repeats;
+            else
+                hr.add(vc);
             const std::uint64_t w = u - stats_.min;
             for (unsigned b = 0; b < nplanes; ++b) ++planes[b][(w >> (8 * b)) & 0xff];
             if (adm_ok) {
@@ -271,9 +297,11 @@ private:
         });
         split_center_ = best_split(hc, E::B);
         split_delta_ = best_split(hd, E::B);
+        split_repeat_ = repeats ? best_split(hr, E::B, repeats) : HybridChoice{};
         ModeHint best = ModeHint::token_center;
         std::uint64_t best_cost = split_center_.cost;
         if (split_delta_.cost < best_cost) best = ModeHint::token_delta, best_cost = split_delta_.cost;
+        if (split_repeat_.cost < best_cost) best = ModeHint::token_repeat, best_cost = split_repeat_.cost;
         std::uint64_t plane_cost = 0;
         for (unsigned b = 0; b < nplanes; ++b) plane_cost += estimate_order0_fix16(planes[b]);
         if (plane_cost < best_cost) best = ModeHint::byte_planes, best_cost = plane_cost;
@@ -321,17 +349,30 @@ private:
 
     bool put_token(Predictor pred) {
         if (split_center_.cost == ~0ull) choose_mode();  // forced mode: still need splits
-        const HybridSplit split = pred == Predictor::center ? split_center_.split : split_delta_.split;
+        if (pred == Predictor::center_repeat && split_repeat_.cost == ~0ull)
+            split_repeat_ = best_split(ValueHist{}, E::B, 1);  // no repeats seen: any valid split
+        const HybridSplit split = pred == Predictor::center          ? split_center_.split
+                                  : pred == Predictor::lane_previous ? split_delta_.split
+                                                                     : split_repeat_.split;
         out_.push_back(static_cast<std::uint8_t>(BlockMode::token));
         out_.push_back(static_cast<std::uint8_t>(pred));
         put_value(center_);
         out_.push_back(static_cast<std::uint8_t>(split.s));
         out_.push_back(static_cast<std::uint8_t>(split.m));
         sc_.tokens.resize(lay_.slots());
-        if (pred == Predictor::center)
-            tokenize_hybrid<U, false>(x_, lay_, flip_, center_, split, sc_.tokens.data(), &sc_.bits);
-        else
-            tokenize_hybrid<U, true>(x_, lay_, flip_, center_, split, sc_.tokens.data(), &sc_.bits);
+        switch (pred) {
+            case Predictor::center:
+                tokenize_hybrid<U, Predictor::center>(x_, lay_, flip_, center_, split, sc_.tokens.data(), &sc_.bits);
+                break;
+            case Predictor::lane_previous:
+                tokenize_hybrid<U, Predictor::lane_previous>(x_, lay_, flip_, center_, split, sc_.tokens.data(),
+                                                             &sc_.bits);
+                break;
+            case Predictor::center_repeat:
+                tokenize_hybrid<U, Predictor::center_repeat>(x_, lay_, flip_, center_, split, sc_.tokens.data(),
+                                                             &sc_.bits);
+                break;
+        }
         return put_tokens_and_bits();
     }
 
@@ -375,7 +416,7 @@ private:
     LaneLayout lay_;
     Stats stats_;
     std::uint64_t center_ = 0;
-    HybridChoice split_center_, split_delta_;
+    HybridChoice split_center_, split_delta_, split_repeat_;
 };
 
 template <typename U>
@@ -444,16 +485,23 @@ private:
         std::uint64_t c = 0;
         if (!r_.read(&pred) || !get_value(&c) || !r_.read(&s) || !r_.read(&m)) return false;
         const HybridSplit split{s, m};
-        if (pred > 1 || !hybrid_split_valid(split, E::B)) return false;
+        if (pred > 2 || !hybrid_split_valid(split, E::B, pred == 2)) return false;
         LaneLayout lay;
         if (!get_tokens(&lay)) return false;
         const std::uint8_t* bits = nullptr;
         std::uint32_t len = 0;
         if (!get_bits(&bits, &len)) return false;
 
-        if (pred == static_cast<std::uint8_t>(Predictor::center))
-            return reconstruct_hybrid<U, false>(sc_.tokens.data(), lay, flip_, c, split, bits, len, y_);
-        return reconstruct_hybrid<U, true>(sc_.tokens.data(), lay, flip_, c, split, bits, len, y_);
+        const std::uint8_t* tok = sc_.tokens.data();
+        switch (static_cast<Predictor>(pred)) {
+            case Predictor::center:
+                return reconstruct_hybrid<U, Predictor::center>(tok, lay, flip_, c, split, bits, len, y_);
+            case Predictor::lane_previous:
+                return reconstruct_hybrid<U, Predictor::lane_previous>(tok, lay, flip_, c, split, bits, len, y_);
+            case Predictor::center_repeat:
+                return reconstruct_hybrid<U, Predictor::center_repeat>(tok, lay, flip_, c, split, bits, len, y_);
+        }
+        return false;
     }
 
     bool get_adm() {

@@ -26,7 +26,9 @@ enum class BlockMode : std::uint8_t {
 
 // Optional override for tests: force one mapping (falls back to stored when it
 // cannot represent the block).
-enum class ModeHint : std::uint8_t { automatic = 0, stored, constant, token_center, token_delta, adm, byte_planes };
+enum class ModeHint : std::uint8_t {
+    automatic = 0, stored, constant, token_center, token_delta, token_repeat, adm, byte_planes
+};
 
 struct BlockScratch {
     TokenStreamScratch stream;

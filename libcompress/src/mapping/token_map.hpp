@@ -43,8 +43,10 @@ MANS_HD unsigned hybrid_token_count(HybridSplit p, unsigned B) {
     return (1u << p.s) + ((B - p.s) << p.m);
 }
 
-MANS_HD bool hybrid_split_valid(HybridSplit p, unsigned B) {
-    return p.s <= 8 && p.s <= B && p.m <= 4 && p.m <= p.s && hybrid_token_count(p, B) <= 256;
+// `with_repeat`: one more token (the repeat token) must fit in a byte.
+MANS_HD bool hybrid_split_valid(HybridSplit p, unsigned B, bool with_repeat = false) {
+    return p.s <= 8 && p.s <= B && p.m <= 4 && p.m <= p.s &&
+           hybrid_token_count(p, B) + (with_repeat ? 1u : 0u) <= 256;
 }
 
 MANS_HD unsigned hybrid_token(std::uint64_t v, HybridSplit p, unsigned* nraw) {
