@@ -1,0 +1,351 @@
+// commands.cpp - compress, decompress and info on top of the public mans API.
+#include "commands.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <vector>
+
+#include "file_io.hpp"
+#include "mans/mans.hpp"
+#include "report.hpp"
+
+namespace mans_cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// "<path>: <message> (<MANS_ERR_...>)"
+std::string lib_error(const std::string& shown, mans::Errc e) {
+    return shown + ": " + mans::errc_message(e) + " (" + mans::errc_name(e) + ")";
+}
+
+mans::Backend parse_backend(const std::string& name) {
+    std::string n = name;
+    std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (n == "auto") return mans::Backend::automatic;
+    if (n == "cpu") return mans::Backend::cpu;
+    // Backends of the project that this build (and this API version) does not have.
+    if (n == "cuda" || n == "hip")
+        throw CliError(kExitIo, "backend '" + name + "' is not available in this build");
+    throw CliError(kExitUsage, "unknown backend '" + name + "' (expected auto, cpu, cuda or hip)");
+}
+
+// The public API does not report which kernels ran; this mirrors the library's
+// rule (AVX2 kernels when the host has AVX2, unless --scalar).
+std::string backend_label(bool scalar) {
+    std::string s = "cpu";
+#if defined(__x86_64__) || defined(__i386__)
+    if (!scalar && __builtin_cpu_supports("avx2")) return s + " (avx2)";
+#endif
+    return s + " (scalar)";
+}
+
+int resolve_threads(int requested) { return requested > 0 ? requested : omp_get_max_threads(); }
+
+double seconds_since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+template <typename T>
+std::vector<T> allocate(std::size_t n, const std::string& what) {
+    try {
+        return std::vector<T>(n);
+    } catch (const std::bad_alloc&) {
+        throw CliError(kExitIo, "out of memory allocating " + std::to_string(n) + " bytes for " + what);
+    } catch (const std::length_error&) {
+        throw CliError(kExitIo, "out of memory allocating " + std::to_string(n) + " bytes for " + what);
+    }
+}
+
+// Progress callback for reading/writing: starts the indicator once the size is
+// known and large, and shows the fraction done.
+IoProgress io_progress(Progress& p, const char* label, std::uint64_t fallback_total) {
+    return [&p, label, fallback_total, started = false](std::uint64_t done, std::uint64_t total) mutable {
+        if (!total) total = fallback_total;
+        if (!started) {
+            started = true;
+            p.start(total);
+            p.phase(label);
+        }
+        if (total) p.set_fraction(static_cast<double>(done) / static_cast<double>(total));
+    };
+}
+
+std::vector<std::uint8_t> read_with_progress(const std::string& path, Progress& p) {
+    try {
+        return read_input(path, io_progress(p, "reading", 0));
+    } catch (const IoError& e) {
+        p.stop();
+        throw CliError(kExitIo, e.what());
+    }
+}
+
+void write_with_progress(const std::string& path, const void* data, std::size_t size, Progress& p) {
+    try {
+        p.phase("writing");
+        write_output(path, data, size, io_progress(p, "writing", size));
+    } catch (const IoError& e) {
+        p.stop();
+        throw CliError(kExitIo, e.what());
+    }
+}
+
+void emit(const RunStats& s, const CommonOptions& o) {
+    if (o.stats) std::fprintf(stderr, "%s\n", stats_line(s).c_str());
+    if (o.json) {
+        // Keep stdout clean for the data when the data goes there.
+        FILE* sink = o.output == "-" ? stderr : stdout;
+        std::fprintf(sink, "%s\n", stats_json(s).c_str());
+        std::fflush(sink);
+    }
+}
+
+}  // namespace
+
+std::uint64_t parse_byte_size(const std::string& text) {
+    const std::string bad = "invalid --block-size '" + text +
+                            "': expected a byte count with an optional suffix K or M "
+                            "(binary: 1K = 1024), e.g. 131072, 128K, 1M";
+    std::size_t i = 0;
+    std::uint64_t v = 0;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+        const unsigned d = static_cast<unsigned>(text[i] - '0');
+        if (v > (std::numeric_limits<std::uint64_t>::max() - d) / 10) throw CliError(kExitUsage, bad);
+        v = v * 10 + d;
+        ++i;
+    }
+    if (i == 0) throw CliError(kExitUsage, bad);
+    std::string suffix = text.substr(i);
+    std::transform(suffix.begin(), suffix.end(), suffix.begin(),
+                   [](unsigned char c) { return std::toupper(c); });
+    std::uint64_t mult = 1;
+    if (suffix.empty() || suffix == "B")
+        mult = 1;
+    else if (suffix == "K" || suffix == "KB" || suffix == "KIB")
+        mult = 1024;
+    else if (suffix == "M" || suffix == "MB" || suffix == "MIB")
+        mult = 1024 * 1024;
+    else
+        throw CliError(kExitUsage, bad);
+    if (v > std::numeric_limits<std::uint64_t>::max() / mult) throw CliError(kExitUsage, bad);
+    if (v == 0) throw CliError(kExitUsage, "invalid --block-size '" + text + "': must be positive");
+    return v * mult;
+}
+
+unsigned parse_dims(const std::string& text, std::uint64_t dims[4]) {
+    const std::string bad = "invalid --dims '" + text +
+                            "': expected 1 to 4 positive integers separated by 'x', "
+                            "slowest to fastest (e.g. 17x96x192)";
+    unsigned rank = 0;
+    std::size_t i = 0;
+    for (;;) {
+        if (rank == 4) throw CliError(kExitUsage, bad);
+        std::uint64_t v = 0;
+        const std::size_t start = i;
+        while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+            const unsigned d = static_cast<unsigned>(text[i] - '0');
+            if (v > (std::numeric_limits<std::uint64_t>::max() - d) / 10) throw CliError(kExitUsage, bad);
+            v = v * 10 + d;
+            ++i;
+        }
+        if (i == start || v == 0) throw CliError(kExitUsage, bad);
+        dims[rank++] = v;
+        if (i == text.size()) break;
+        if (text[i] != 'x' && text[i] != 'X' && text[i] != ',') throw CliError(kExitUsage, bad);
+        ++i;
+    }
+    for (unsigned d = rank; d < 4; ++d) dims[d] = 0;
+    return rank;
+}
+
+std::string version_text() {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "mans %s (library %s, stream format %u)", MANS_VERSION_STRING,
+                  mans_version_string(), static_cast<unsigned>(mans_format_version()));
+    return buf;
+}
+
+int run_compress(const CompressOptions& o) {
+    // 1. Settings (usage errors before any I/O).
+    mans::CompressConfig cfg;
+    if (!mans::parse_dtype(o.dtype.c_str(), &cfg.dtype))
+        throw CliError(kExitUsage, "unknown dtype '" + o.dtype +
+                                       "' (expected u8, u16, u32, u64, i16, i32, i64 or "
+                                       "uint8, uint16, uint32, uint64, int16, int32, int64)");
+    const std::size_t esize = mans::dtype_size(cfg.dtype);
+    const std::string dtname = mans::dtype_name(cfg.dtype);
+    cfg.backend = parse_backend(o.backend);
+    cfg.threads = o.threads;
+    cfg.force_scalar = o.scalar;
+    if (!o.dims.empty()) cfg.rank = parse_dims(o.dims, cfg.dims);
+    if (!o.block_size.empty()) {
+        const std::uint64_t bs = parse_byte_size(o.block_size);
+        if (bs > std::numeric_limits<std::size_t>::max())
+            throw CliError(kExitUsage, "invalid --block-size '" + o.block_size + "': too large");
+        cfg.block_bytes = static_cast<std::size_t>(bs);
+    }
+    const std::string in_shown = display_input(o.input);
+
+    // 2. Input.
+    Progress progress;
+    std::vector<std::uint8_t> src = read_with_progress(o.input, progress);
+    if (src.size() % esize)
+        throw CliError(kExitIo, in_shown + ": input size " + std::to_string(src.size()) +
+                                    " bytes is not a multiple of the " + dtname + " element size (" +
+                                    std::to_string(esize) + " bytes)");
+    const std::uint64_t elements = src.size() / esize;
+    if (cfg.rank) {
+        std::uint64_t product = 1;
+        bool overflow = false;
+        for (unsigned d = 0; d < cfg.rank; ++d) {
+            if (product > std::numeric_limits<std::uint64_t>::max() / cfg.dims[d]) overflow = true;
+            product *= cfg.dims[d];
+        }
+        if (overflow || product != elements)
+            throw CliError(kExitUsage, "--dims " + o.dims + " describes " +
+                                           (overflow ? std::string("too many") : std::to_string(product)) +
+                                           " elements but " + in_shown + " holds " +
+                                           std::to_string(elements) + " " + dtname + " elements");
+    }
+
+    // 3. Compress (timed: the library call only).
+    progress.start(src.size());
+    progress.phase("compressing");
+    std::vector<std::uint8_t> dst = allocate<std::uint8_t>(mans::compress_bound(src.size()), "the output");
+    const auto t0 = Clock::now();
+    const mans::Result r = mans::compress(dst.data(), dst.size(), src.data(), src.size(), cfg);
+    const double secs = seconds_since(t0);
+    if (!r) {
+        progress.stop();
+        int code = kExitIo;
+        std::string msg = lib_error(in_shown, r.code);
+        if (r.code == mans::Errc::invalid_argument || r.code == mans::Errc::unsupported_dtype) {
+            code = kExitUsage;
+            if (!o.block_size.empty())
+                msg = "--block-size " + o.block_size + " rejected by the library: " +
+                      mans::errc_message(r.code) + " (" + mans::errc_name(r.code) + ")";
+        }
+        throw CliError(code, msg);
+    }
+    dst.resize(r.size);
+
+    // 4. Verify in memory, before anything is written.
+    RunStats s;
+    if (o.verify) {
+        progress.phase("verifying");
+        std::vector<std::uint8_t> back = allocate<std::uint8_t>(src.size(), "verification");
+        mans::DecompressConfig dc;
+        dc.threads = o.threads;
+        dc.backend = cfg.backend;
+        dc.force_scalar = o.scalar;
+        const mans::Result d = mans::decompress(back.data(), back.size(), dst.data(), dst.size(), dc);
+        if (!d) {
+            progress.stop();
+            throw CliError(kExitVerify,
+                           "verification failed: " + lib_error(in_shown, d.code) + " decoding the new stream");
+        }
+        if (d.size != src.size() || (!src.empty() && std::memcmp(back.data(), src.data(), src.size()) != 0)) {
+            std::size_t at = 0;
+            const std::size_t n = std::min<std::size_t>(d.size, src.size());
+            while (at < n && back[at] == src[at]) ++at;
+            progress.stop();
+            throw CliError(kExitVerify, "verification failed: " + in_shown +
+                                            ": decompressed data differs from the input at byte " +
+                                            std::to_string(at) + " (decoded " + std::to_string(d.size) +
+                                            " of " + std::to_string(src.size()) + " bytes)");
+        }
+        s.has_verified = true;
+        s.verified = true;
+    }
+
+    // 5. Output (atomic).
+    write_with_progress(o.output, dst.data(), dst.size(), progress);
+    progress.stop();
+
+    s.command = "compress";
+    s.input = in_shown;
+    s.output = display_output(o.output);
+    s.dtype = dtname;
+    s.elements = elements;
+    s.raw_bytes = src.size();
+    s.compressed_bytes = dst.size();
+    s.seconds = secs;
+    s.threads = resolve_threads(o.threads);
+    s.backend = backend_label(o.scalar);
+    emit(s, o);
+    return kExitOk;
+}
+
+int run_decompress(const CommonOptions& o) {
+    mans::DecompressConfig cfg;
+    cfg.backend = parse_backend(o.backend);
+    cfg.threads = o.threads;
+    cfg.force_scalar = o.scalar;
+    const std::string in_shown = display_input(o.input);
+
+    Progress progress;
+    std::vector<std::uint8_t> src = read_with_progress(o.input, progress);
+    mans::FrameInfo fi{};
+    if (mans::Errc e = mans::get_frame_info(src.data(), src.size(), &fi); e != mans::Errc::ok) {
+        progress.stop();
+        throw CliError(kExitIo, lib_error(in_shown, e));
+    }
+    if (fi.raw_bytes > std::numeric_limits<std::size_t>::max())
+        throw CliError(kExitIo, in_shown + ": raw size " + std::to_string(fi.raw_bytes) +
+                                    " bytes does not fit in memory");
+    const char* dt = mans::dtype_name(static_cast<mans::DType>(fi.dtype));
+
+    progress.start(fi.raw_bytes);
+    progress.phase("decompressing");
+    std::vector<std::uint8_t> dst = allocate<std::uint8_t>(static_cast<std::size_t>(fi.raw_bytes), "the output");
+    const auto t0 = Clock::now();
+    const mans::Result r = mans::decompress(dst.data(), dst.size(), src.data(), src.size(), cfg);
+    const double secs = seconds_since(t0);
+    if (!r) {
+        progress.stop();
+        throw CliError(kExitIo, lib_error(in_shown, r.code));
+    }
+    dst.resize(r.size);
+
+    write_with_progress(o.output, dst.data(), dst.size(), progress);
+    progress.stop();
+
+    RunStats s;
+    s.command = "decompress";
+    s.input = in_shown;
+    s.output = display_output(o.output);
+    s.dtype = dt ? dt : "?";
+    s.elements = fi.element_count;
+    s.raw_bytes = dst.size();
+    s.compressed_bytes = src.size();
+    s.seconds = secs;
+    s.threads = resolve_threads(o.threads);
+    s.backend = backend_label(o.scalar);
+    emit(s, o);
+    return kExitOk;
+}
+
+int run_info(const InfoOptions& o) {
+    const std::string in_shown = display_input(o.input);
+    Progress progress;
+    std::vector<std::uint8_t> src = read_with_progress(o.input, progress);
+    progress.stop();
+    mans::FrameInfo fi{};
+    if (mans::Errc e = mans::get_frame_info(src.data(), src.size(), &fi); e != mans::Errc::ok)
+        throw CliError(kExitIo, lib_error(in_shown, e));
+    if (o.json)
+        std::printf("%s\n", info_json(in_shown, fi).c_str());
+    else
+        std::fputs(info_text(in_shown, fi).c_str(), stdout);
+    std::fflush(stdout);
+    return kExitOk;
+}
+
+}  // namespace mans_cli
