@@ -37,14 +37,9 @@ mans::Backend parse_backend(const std::string& name) {
     throw CliError(kExitUsage, "unknown backend '" + name + "' (expected auto, cpu, cuda or hip)");
 }
 
-// The public API does not report which kernels ran; this mirrors the library's
-// rule (AVX2 kernels when the host has AVX2, unless --scalar).
+// Backend and kernels as the library resolves them ("cpu (avx2)").
 std::string backend_label(bool scalar) {
-    std::string s = "cpu";
-#if defined(__x86_64__) || defined(__i386__)
-    if (!scalar && __builtin_cpu_supports("avx2")) return s + " (avx2)";
-#endif
-    return s + " (scalar)";
+    return mans::backend_description(mans::Backend::automatic, scalar);
 }
 
 int resolve_threads(int requested) { return requested > 0 ? requested : omp_get_max_threads(); }

@@ -15,9 +15,9 @@ namespace mans::detail {
 
 namespace {
 
-const RansKernels kScalarKernels{"scalar", rans_encode_scalar, rans_decode_scalar};
+const RansKernels kScalarKernels{"scalar", "cpu (scalar)", rans_encode_scalar, rans_decode_scalar};
 #ifdef MANS_HAVE_AVX2_KERNELS
-const RansKernels kAvx2Kernels{"avx2", cpu::rans_encode_avx2, cpu::rans_decode_avx2};
+const RansKernels kAvx2Kernels{"avx2", "cpu (avx2)", cpu::rans_encode_avx2, cpu::rans_decode_avx2};
 #endif
 
 const RansKernels& cpu_kernels(bool force_scalar) {
@@ -72,8 +72,3 @@ const Backend kCpuBackend{"cpu", cpu_kernels, cpu_for_each_block, cpu_max_worker
 const Backend& cpu_backend() { return kCpuBackend; }
 
 }  // namespace mans::detail
-
-namespace mans::cpu {
-// Name of the kernel set in use, for --stats output and tests.
-const char* kernel_name(bool force_scalar) { return detail::cpu_kernels(force_scalar).name; }
-}  // namespace mans::cpu

@@ -33,6 +33,12 @@ std::size_t default_block_elems(std::size_t block_bytes, std::size_t esize) {
 
 }  // namespace
 
+const char* backend_description(Backend b, bool force_scalar) noexcept {
+    const detail::Backend* be = nullptr;
+    if (select_backend(b, &be) != Errc::ok) return "unavailable";
+    return be->kernels(force_scalar).description;
+}
+
 std::size_t compress_bound(std::size_t src_bytes) noexcept {
     // Worst case: every block stored (one mode byte each) at the smallest
     // block size, plus header, dims, index and checksum.

@@ -14,6 +14,7 @@ namespace mans::detail {
 
 struct RansKernels {
     const char* name;
+    const char* description;  // backend and kernels, e.g. "cpu (avx2)"
     void (*encode)(RansEncodeArgs&);
     bool (*decode)(const RansDecodeArgs&);
 };

@@ -45,6 +45,10 @@ const char* mans_version_string(void) { return MANS_VERSION_STRING; }
 uint32_t mans_format_version(void) { return MANS_FORMAT_VERSION; }
 size_t mans_compress_bound(size_t src_size) { return mans::compress_bound(src_size); }
 
+const char* mans_backend_description(mans_backend backend, int force_scalar) {
+    return mans::backend_description(static_cast<mans::Backend>(backend), force_scalar != 0);
+}
+
 mans_cctx* mans_cctx_create(void) {
     try {
         return new mans_cctx();

@@ -92,6 +92,10 @@ const char* mans_status_message(mans_status status);
 const char* mans_version_string(void);
 uint32_t mans_format_version(void);
 
+/* What `backend` resolves to on this machine, e.g. "cpu (avx2)" or
+ * "cpu (scalar)": the backend and the kernels it runs. Never NULL. */
+const char* mans_backend_description(mans_backend backend, int force_scalar);
+
 /* Largest stream that compressing src_size bytes can produce. */
 size_t mans_compress_bound(size_t src_size);
 

@@ -55,6 +55,9 @@ bool parse_dtype(const char* text, DType* out) noexcept;
 
 enum class Backend : std::uint8_t { automatic = MANS_BACKEND_AUTO, cpu = MANS_BACKEND_CPU };
 
+// What `b` resolves to here, e.g. "cpu (avx2)"; never nullptr.
+const char* backend_description(Backend b, bool force_scalar) noexcept;
+
 // A size or an error. `if (r)` is true on success.
 struct Result {
     Errc code = Errc::ok;
