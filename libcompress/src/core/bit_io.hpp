@@ -62,13 +62,12 @@ class BitReader {
 public:
     BitReader(const std::uint8_t* p, std::size_t n) : p_(p), n_(n) { refill(); }
 
-    // Returns the next `n` bits (n <= 56) without a branch on the common path.
+    // Returns the next `n` bits, n <= 56.
     std::uint64_t get(unsigned n) {
         if (fill_ < n) refill();
-        const std::uint64_t v = n == 0 ? 0 : (acc_ & (~0ull >> (64 - n)));
-        acc_ = n == 64 ? 0 : acc_ >> n;
+        const std::uint64_t v = acc_ & ((1ull << n) - 1);
+        acc_ >>= n;
         fill_ -= n;
-        consumed_ += n;
         return v;
     }
     std::uint64_t get_wide(unsigned n) {
@@ -83,8 +82,8 @@ public:
         if (fill_ < 32) refill();
         return static_cast<std::uint32_t>(acc_);
     }
-    bool overrun() const { return consumed_ > 8 * static_cast<std::uint64_t>(n_); }
-    std::uint64_t bits_consumed() const { return consumed_; }
+    std::uint64_t bits_consumed() const { return 8 * static_cast<std::uint64_t>(pos_) - fill_; }
+    bool overrun() const { return bits_consumed() > 8 * static_cast<std::uint64_t>(n_); }
 
 private:
     void refill() {
@@ -111,7 +110,6 @@ private:
     std::size_t pos_ = 0;
     std::uint64_t acc_ = 0;
     unsigned fill_ = 0;
-    std::uint64_t consumed_ = 0;
 };
 
 }  // namespace mans::detail

@@ -148,22 +148,21 @@ bool reconstruct_hybrid(const std::uint8_t* tokens, const LaneLayout& lay, std::
                         std::uint32_t len, U* y) {
     using E = Elem<U>;
     // Per-token base value and raw-bit count; invalid tokens flagged.
-    std::uint64_t base[256];
-    std::uint8_t nraw[256];
-    std::uint8_t token_ok[256];
+    struct TokenInfo {
+        std::uint64_t base;
+        std::uint32_t nraw;
+        std::uint32_t ok;
+    };
+    TokenInfo info[256];
     for (unsigned t = 0; t < 256; ++t) {
         unsigned nr = 0;
-        token_ok[t] = hybrid_untoken(t, split, E::B, &base[t], &nr);
-        nraw[t] = static_cast<std::uint8_t>(nr);
+        info[t].ok = hybrid_untoken(t, split, E::B, &info[t].base, &nr);
+        info[t].nraw = nr;
     }
     const unsigned repeat_tok = hybrid_token_count(split, E::B);
-    if (kPred == Predictor::center_repeat) {
-        token_ok[repeat_tok] = 1;
-        base[repeat_tok] = 0;
-        nraw[repeat_tok] = 0;
-    }
+    if (kPred == Predictor::center_repeat) info[repeat_tok] = {0, 0, 1};
     BitReader br(bits, len);
-    std::uint8_t all_ok = 1;
+    std::uint32_t all_ok = 1;
     for (unsigned j = 0; j < lay.lanes; ++j) {
         const std::size_t lane_len = lay.lane_len(j);
         const std::uint8_t* src = tokens + j;
@@ -171,8 +170,9 @@ bool reconstruct_hybrid(const std::uint8_t* tokens, const LaneLayout& lay, std::
         std::uint64_t prev = center;
         for (std::size_t t = 0; t < lane_len; ++t) {
             const unsigned tk = src[t * lay.lanes];  // prev starts at the center
-            all_ok &= token_ok[tk];
-            const std::uint64_t v = base[tk] | (E::B > 32 ? br.get_wide(nraw[tk]) : br.get(nraw[tk]));
+            const TokenInfo ti = info[tk];
+            all_ok &= ti.ok;
+            const std::uint64_t v = ti.base | (E::B > 32 ? br.get_wide(ti.nraw) : br.get(ti.nraw));
             std::uint64_t u =
                 ((kPred == Predictor::lane_previous ? prev : center) + unzigzag(v, E::B)) & E::mask;
             if (kPred == Predictor::center_repeat) u = tk == repeat_tok ? prev : u;
