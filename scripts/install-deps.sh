@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages that building, testing and benchmarking
+# mans need. Idempotent: does nothing when everything is present.
+set -euo pipefail
+
+packages=(
+  cmake g++ make pkg-config            # toolchain (OpenMP comes with g++)
+  libxxhash-dev                        # checksums
+  libcli11-dev                         # CLI
+  catch2                               # tests (Catch2 v2)
+  libbenchmark-dev                     # Google Benchmark
+  libzstd-dev libhtscodecs-dev zstd    # peers in the benchmark comparison
+  python3                              # test and dataset helpers
+  netcdf-bin hdf5-tools                # datasets/fetch.sh: netCDF -> raw arrays
+  ca-certificates
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"

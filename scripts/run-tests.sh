@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Command (2) of the README: install dependencies, build, run every test.
+# .ci/run calls exactly this.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${BUILD_DIR:-$root/build}"
+"$root/scripts/install-deps.sh"
+BUILD_DIR="$build" "$root/scripts/build.sh" -DMANS_BUILD_TESTS=ON -DMANS_BUILD_BENCH=ON
+cd "$build"
+ctest --output-on-failure --timeout 900
