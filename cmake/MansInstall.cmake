@@ -15,5 +15,15 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/mansConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/mansConfig.cmake ${PROJECT_BINARY_DIR}/mansConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/mans)
 
+# The .pc file locates the prefix from its own path, so `cmake --install
+# --prefix X` works; a static libmans lists its dependencies in Libs.
+file(RELATIVE_PATH MANS_PC_UP "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
+if(BUILD_SHARED_LIBS)
+  set(MANS_PC_LIBS "-L\${libdir} -lmans")
+  set(MANS_PC_LIBS_PRIVATE "-fopenmp -lxxhash")
+else()
+  set(MANS_PC_LIBS "-L\${libdir} -lmans -fopenmp -lxxhash")
+  set(MANS_PC_LIBS_PRIVATE "")
+endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/mans.pc.in ${PROJECT_BINARY_DIR}/mans.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/mans.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

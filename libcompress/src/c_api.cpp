@@ -86,6 +86,7 @@ mans_status mans_cctx_set_dims(mans_cctx* cctx, uint32_t rank, const uint64_t* d
 mans_status mans_compress(mans_cctx* cctx, void* dst, size_t dst_capacity, const void* src,
                           size_t src_size, size_t* dst_size) {
     if (!cctx || !dst_size) return MANS_ERR_INVALID_ARGUMENT;
+    *dst_size = 0;
     if (!cctx->dtype_set) return MANS_ERR_UNSUPPORTED_DTYPE;
     const mans::Result r = cctx->ctx.compress(dst, dst_capacity, src, src_size, cctx->cfg);
     *dst_size = r ? r.size : 0;

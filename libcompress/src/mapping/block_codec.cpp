@@ -393,6 +393,7 @@ private:
 
     bool put_byte_planes() {
         const unsigned nplanes = plane_count();
+        if (nplanes == 0) return false;  // a constant block has no planes: stored/constant instead
         out_.push_back(static_cast<std::uint8_t>(BlockMode::byte_planes));
         put_value(stats_.min);
         out_.push_back(static_cast<std::uint8_t>(nplanes));

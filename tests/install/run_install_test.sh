@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# run_install_test.sh BUILD_DIR [EXPECT_CLI=1]
+#
+# Installs BUILD_DIR into a temporary prefix, checks the installed files,
+# builds and runs tests/install/consumer against it with find_package(mans)
+# (CMAKE_PREFIX_PATH) and with pkg-config (PKG_CONFIG_PATH + plain g++), and
+# runs the installed CLI. Registered as the ctest `install`.
+set -euo pipefail
+
+BUILD=$(cd "${1:?usage: run_install_test.sh BUILD_DIR [EXPECT_CLI]}" && pwd)
+EXPECT_CLI=${2:-1}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/mans-install-test.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+PREFIX=$TMP/prefix
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+echo "== cmake --install $BUILD --prefix $PREFIX"
+cmake --install "$BUILD" --prefix "$PREFIX" > "$TMP/install.log" || { cat "$TMP/install.log"; echo "FAIL: install"; exit 1; }
+
+# The library directory (lib, lib64 or lib/<multiarch>, whatever GNUInstallDirs chose).
+LIB=$(find "$PREFIX" -name 'libmans.a' -o -name 'libmans.so' | head -n 1)
+if [[ -z "$LIB" ]]; then fail "no libmans.a / libmans.so installed"; LIBDIR=$PREFIX/lib; else LIBDIR=$(dirname "$LIB"); fi
+echo "   library: ${LIB#$PREFIX/}"
+for f in include/mans/mans.h include/mans/mans.hpp include/mans/version.h \
+         "${LIBDIR#$PREFIX/}/cmake/mans/mansConfig.cmake" \
+         "${LIBDIR#$PREFIX/}/cmake/mans/mansConfigVersion.cmake" \
+         "${LIBDIR#$PREFIX/}/cmake/mans/mansTargets.cmake" \
+         "${LIBDIR#$PREFIX/}/pkgconfig/mans.pc"; do
+  [[ -f "$PREFIX/$f" ]] && echo "   ok $f" || fail "missing $f"
+done
+[[ "${LIBDIR#$PREFIX/}" == lib ]] || echo "   note: library directory is ${LIBDIR#$PREFIX/}, not lib"
+if [[ "$EXPECT_CLI" == 1 ]]; then
+  [[ -x "$PREFIX/bin/mans" ]] && echo "   ok bin/mans" || fail "missing bin/mans (MANS_BUILD_CLI is ON)"
+fi
+# Internal headers must not leak into the installed include folder.
+extra=$(find "$PREFIX/include" -type f ! -name mans.h ! -name mans.hpp ! -name version.h | sed "s|$PREFIX/||")
+[[ -z "$extra" ]] || echo "   note: other installed headers: $extra"
+
+echo "== consumer via find_package(mans) with CMAKE_PREFIX_PATH"
+if cmake -S "$HERE/consumer" -B "$TMP/consumer-build" -DCMAKE_PREFIX_PATH="$PREFIX" \
+         -DCMAKE_BUILD_TYPE=Release > "$TMP/configure.log" 2>&1; then
+  if cmake --build "$TMP/consumer-build" > "$TMP/build.log" 2>&1; then
+    "$TMP/consumer-build/consumer" || fail "consumer (C++) run"
+    "$TMP/consumer-build/consumer_c" || fail "consumer (C) run"
+  else
+    cat "$TMP/build.log"; fail "consumer build (find_package)"
+  fi
+else
+  cat "$TMP/configure.log"; fail "consumer configure (find_package)"
+fi
+
+echo "== consumer via pkg-config (PKG_CONFIG_PATH=${LIBDIR#$PREFIX/}/pkgconfig, plain g++)"
+export PKG_CONFIG_PATH="$LIBDIR/pkgconfig"
+CXX_BIN=${CXX:-g++}
+if ! flags=$(pkg-config --cflags --libs mans); then
+  fail "pkg-config --cflags --libs mans"
+else
+  echo "   pkg-config --cflags --libs mans: $flags"
+  # shellcheck disable=SC2086
+  if "$CXX_BIN" -std=c++17 -O1 "$HERE/consumer/main.cpp" -o "$TMP/consumer_pc" $flags > "$TMP/pc.log" 2>&1; then
+    "$TMP/consumer_pc" || fail "pkg-config consumer run"
+  else
+    head -c 3000 "$TMP/pc.log"; echo
+    fail "pkg-config consumer build with: $CXX_BIN main.cpp $flags"
+    # Diagnose which of the two usual causes it is: a prefix baked in at
+    # configure time (not relocatable with --prefix), or a static library
+    # whose dependencies are only in Libs.private.
+    try_flags() {  # label, pkg-config arguments...
+      local label=$1; shift
+      local f; f=$(pkg-config "$@" mans 2>/dev/null || true)
+      # shellcheck disable=SC2086
+      if "$CXX_BIN" -std=c++17 -O1 "$HERE/consumer/main.cpp" -o "$TMP/consumer_diag" $f > /dev/null 2>&1 \
+         && "$TMP/consumer_diag" > /dev/null; then
+        echo "   diagnosis: works with $label: $f"
+      else
+        echo "   diagnosis: fails with $label: $f"
+      fi
+    }
+    try_flags "--static" --static --cflags --libs
+    try_flags "prefix redefined" --define-variable=prefix="$PREFIX" --cflags --libs
+    try_flags "prefix redefined + --static" --define-variable=prefix="$PREFIX" --static --cflags --libs
+  fi
+fi
+
+if [[ -x "$PREFIX/bin/mans" ]]; then
+  echo "== $PREFIX/bin/mans --version"
+  "$PREFIX/bin/mans" --version || fail "installed CLI --version"
+fi
+
+if (( failures )); then
+  echo "install test: $failures failure(s)" >&2
+  exit 1
+fi
+echo "install test: ok"
