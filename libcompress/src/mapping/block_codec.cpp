@@ -196,7 +196,42 @@ public:
         const std::size_t start = out_.size();
         stats_ = block_stats();
         if (hint == ModeHint::automatic && stats_.min == stats_.max) hint = ModeHint::constant;
-        if (hint == ModeHint::automatic) hint = choose_mode();
+        bool ok = false;
+        if (hint != ModeHint::automatic) {
+            ok = put_mode(hint);
+        } else {
+            // The sample estimate picks a mapping; when the runner-up is
+            // within 1/16 of it, both are coded and the smaller one kept.
+            Candidate ranked[kCandidates];
+            const unsigned count = rank_modes(ranked);
+            ok = put_mode(ranked[0].hint);
+            if (ok && count > 1 && ranked[1].cost - ranked[0].cost <= ranked[0].cost / 16) {
+                const std::size_t first_end = out_.size();
+                if (put_mode(ranked[1].hint) && out_.size() - first_end < first_end - start) {
+                    out_.erase(out_.begin() + static_cast<std::ptrdiff_t>(start),
+                               out_.begin() + static_cast<std::ptrdiff_t>(first_end));
+                } else {
+                    out_.resize(first_end);
+                }
+            }
+        }
+        // Never expand: a block that does not shrink is stored.
+        if (!ok || out_.size() - start >= 1 + n_ * sizeof(U)) {
+            out_.resize(start);
+            put_stored();
+        }
+    }
+
+private:
+    struct Candidate {
+        ModeHint hint;
+        std::uint64_t cost;  // estimated bits on the sample, 16.16
+    };
+    static constexpr unsigned kCandidates = 5;
+
+    // Appends the payload of one mapping; false when it cannot code the block.
+    bool put_mode(ModeHint hint) {
+        const std::size_t start = out_.size();
         bool ok = false;
         switch (hint) {
             case ModeHint::constant: ok = stats_.min == stats_.max && put_constant(); break;
@@ -207,11 +242,8 @@ public:
             case ModeHint::byte_planes: ok = put_byte_planes(); break;
             default: break;
         }
-        // Never expand: a block that does not shrink is stored.
-        if (!ok || out_.size() - start >= 1 + n_ * sizeof(U)) {
-            out_.resize(start);
-            put_stored();
-        }
+        if (!ok) out_.resize(start);
+        return ok;
     }
 
 private:
@@ -265,7 +297,9 @@ private:
         return stats_.max - c <= limit && c - stats_.min <= limit;
     }
 
-    ModeHint choose_mode() {
+    // Estimates every mapping on the sample; fills `out` best first and
+    // returns how many apply. Also fixes the center and the token splits.
+    unsigned rank_modes(Candidate* out) {
         center_ = sample_median();
         ValueHist hc, hd, hr;
         std::uint32_t repeats = 0;
@@ -298,18 +332,19 @@ private:
         split_center_ = best_split(hc, E::B);
         split_delta_ = best_split(hd, E::B);
         split_repeat_ = repeats ? best_split(hr, E::B, repeats) : HybridChoice{};
-        ModeHint best = ModeHint::token_center;
-        std::uint64_t best_cost = split_center_.cost;
-        if (split_delta_.cost < best_cost) best = ModeHint::token_delta, best_cost = split_delta_.cost;
-        if (split_repeat_.cost < best_cost) best = ModeHint::token_repeat, best_cost = split_repeat_.cost;
+        unsigned count = 0;
+        out[count++] = {ModeHint::token_center, split_center_.cost};
+        out[count++] = {ModeHint::token_delta, split_delta_.cost};
+        if (repeats) out[count++] = {ModeHint::token_repeat, split_repeat_.cost};
         std::uint64_t plane_cost = 0;
         for (unsigned b = 0; b < nplanes; ++b) plane_cost += estimate_order0_fix16(planes[b]);
-        if (plane_cost < best_cost) best = ModeHint::byte_planes, best_cost = plane_cost;
-        if (adm_ok) {
-            const std::uint64_t adm_cost = estimate_order0_fix16(adm_codes) + adm_bits * kFixOne;
-            if (adm_cost < best_cost) best = ModeHint::adm, best_cost = adm_cost;
-        }
-        return best;
+        out[count++] = {ModeHint::byte_planes, plane_cost};
+        if (adm_ok) out[count++] = {ModeHint::adm, estimate_order0_fix16(adm_codes) + adm_bits * kFixOne};
+        // Ties break on the hint so that the order is fully determined.
+        std::sort(out, out + count, [](const Candidate& a, const Candidate& b) {
+            return a.cost != b.cost ? a.cost < b.cost : a.hint < b.hint;
+        });
+        return count;
     }
 
     unsigned plane_count() const {
@@ -348,7 +383,10 @@ private:
     }
 
     bool put_token(Predictor pred) {
-        if (split_center_.cost == ~0ull) choose_mode();  // forced mode: still need splits
+        if (split_center_.cost == ~0ull) {  // forced mode: the splits are still needed
+            Candidate unused[kCandidates];
+            rank_modes(unused);
+        }
         if (pred == Predictor::center_repeat && split_repeat_.cost == ~0ull)
             split_repeat_ = best_split(ValueHist{}, E::B, 1);  // no repeats seen: any valid split
         const HybridSplit split = pred == Predictor::center          ? split_center_.split
