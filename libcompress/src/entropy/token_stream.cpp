@@ -36,6 +36,25 @@ std::uint64_t estimate_order0_fix16(const std::uint32_t* hist) {
     return entropy_cost_fix16(hist, 256) + approx_table_fix16(symbols_in(hist));
 }
 
+std::uint64_t estimate_context_cost_fix16(const std::uint32_t (*hist8)[256], unsigned* contexts) {
+    std::uint64_t best_cost = ~0ull;
+    std::uint32_t merged[kMaxContexts][256];
+    for (unsigned k = 1; k <= kMaxContexts; k *= 2) {
+        std::memset(merged, 0, sizeof merged);
+        for (unsigned c = 0; c < kMaxContexts; ++c) {
+            const unsigned dst = c < k ? c : k - 1;
+            for (unsigned s = 0; s < 256; ++s) merged[dst][s] += hist8[c][s];
+        }
+        std::uint64_t cost = 0;
+        for (unsigned c = 0; c < k; ++c) cost += estimate_order0_fix16(merged[c]);
+        if (cost < best_cost) {
+            best_cost = cost;
+            if (contexts) *contexts = k;
+        }
+    }
+    return best_cost;
+}
+
 bool encode_token_stream(const std::uint8_t* tokens, const LaneLayout& lay,
                          const RansKernels& kernels, TokenStreamScratch& sc,
                          std::vector<std::uint8_t>& out) {
@@ -56,18 +75,8 @@ bool encode_token_stream(const std::uint8_t* tokens, const LaneLayout& lay,
 
     // Contexts: the count whose entropy plus table cost is smallest.
     unsigned best_k = 1;
-    std::uint64_t best_cost = ~0ull;
+    std::uint64_t best_cost = estimate_context_cost_fix16(hist8, &best_k);
     std::uint32_t merged[kMaxContexts][256];
-    for (unsigned k = 1; k <= kMaxContexts; k *= 2) {
-        std::memset(merged, 0, sizeof merged);
-        for (unsigned c = 0; c < kMaxContexts; ++c) {
-            const unsigned dst = c < k ? c : k - 1;
-            for (unsigned s = 0; s < 256; ++s) merged[dst][s] += hist8[c][s];
-        }
-        std::uint64_t cost = 0;
-        for (unsigned c = 0; c < k; ++c) cost += estimate_order0_fix16(merged[c]);
-        if (cost < best_cost) best_cost = cost, best_k = k;
-    }
     std::memset(merged, 0, sizeof merged);
     for (unsigned c = 0; c < kMaxContexts; ++c) {
         const unsigned dst = c < best_k ? c : best_k - 1;

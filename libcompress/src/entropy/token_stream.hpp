@@ -35,6 +35,11 @@ bool decode_token_stream(ByteReader& r, std::size_t n, const RansKernels& kernel
                          TokenStreamScratch& scratch, std::vector<std::uint8_t>& out,
                          LaneLayout* layout);
 
+// Estimated coded size (16.16 bits) of tokens whose histogram by class of the
+// previous token is hist8, with the best number of contexts (returned in
+// *contexts when non-null). The encoder's own choice uses this.
+std::uint64_t estimate_context_cost_fix16(const std::uint32_t (*hist8)[256], unsigned* contexts);
+
 // Estimated coded size in 16.16 fixed-point bits of tokens with histogram
 // `hist` (order 0), including an approximate table cost.
 std::uint64_t estimate_order0_fix16(const std::uint32_t* hist);

@@ -200,20 +200,9 @@ public:
         if (hint != ModeHint::automatic) {
             ok = put_mode(hint);
         } else {
-            // The sample estimate picks a mapping; when the runner-up is
-            // within 1/16 of it, both are coded and the smaller one kept.
             Candidate ranked[kCandidates];
-            const unsigned count = rank_modes(ranked);
+            rank_modes(ranked);
             ok = put_mode(ranked[0].hint);
-            if (ok && count > 1 && ranked[1].cost - ranked[0].cost <= ranked[0].cost / 16) {
-                const std::size_t first_end = out_.size();
-                if (put_mode(ranked[1].hint) && out_.size() - first_end < first_end - start) {
-                    out_.erase(out_.begin() + static_cast<std::ptrdiff_t>(start),
-                               out_.begin() + static_cast<std::ptrdiff_t>(first_end));
-                } else {
-                    out_.resize(first_end);
-                }
-            }
         }
         // Never expand: a block that does not shrink is stored.
         if (!ok || out_.size() - start >= 1 + n_ * sizeof(U)) {
@@ -309,7 +298,9 @@ private:
         const bool adm_ok = adm_possible();
         const std::uint64_t adm_c = adm_ok ? mean_center() : 0;
         const unsigned nplanes = plane_count();
+        std::uint32_t sampled = 0;
         for_each_sampled([&](std::size_t i) {
+            ++sampled;
             const std::uint64_t u = load_biased(x_, i, flip_);
             const std::uint64_t vc = zigzag((u - center_) & E::mask, E::B);
             hc.add(vc);
@@ -335,16 +326,82 @@ private:
         unsigned count = 0;
         out[count++] = {ModeHint::token_center, split_center_.cost};
         out[count++] = {ModeHint::token_delta, split_delta_.cost};
-        if (repeats) out[count++] = {ModeHint::token_repeat, split_repeat_.cost};
+        // The repeat token only pays (and is only worth a trial) with enough repeats.
+        if (repeats >= sampled / 64 && repeats) out[count++] = {ModeHint::token_repeat, split_repeat_.cost};
         std::uint64_t plane_cost = 0;
         for (unsigned b = 0; b < nplanes; ++b) plane_cost += estimate_order0_fix16(planes[b]);
         out[count++] = {ModeHint::byte_planes, plane_cost};
         if (adm_ok) out[count++] = {ModeHint::adm, estimate_order0_fix16(adm_codes) + adm_bits * kFixOne};
         // Ties break on the hint so that the order is fully determined.
-        std::sort(out, out + count, [](const Candidate& a, const Candidate& b) {
+        const auto by_cost = [](const Candidate& a, const Candidate& b) {
             return a.cost != b.cost ? a.cost < b.cost : a.hint < b.hint;
+        };
+        std::sort(out, out + count, by_cost);
+        // Order-0 estimates miss what the context model gains: re-estimate
+        // the closest candidates with contexts before deciding.
+        const unsigned refine = count < 3 ? count : 3;
+        for (unsigned c = 0; c < refine; ++c) out[c].cost = refined_cost(out[c].hint);
+        std::sort(out, out + refine, by_cost);
+        return refine;
+    }
+
+    // Context-aware estimate on the sample of a token stream whose token and
+    // raw-bit count for element i come from tok_of(i, prev_u, &nraw). Sample
+    // runs restart the context like lane starts do.
+    template <typename TokenOf>
+    std::uint64_t sample_stream_cost(TokenOf&& tok_of) const {
+        std::uint32_t hist8[kMaxContexts][256] = {};
+        std::uint64_t raw_bits = 0;
+        std::size_t last = ~std::size_t{0};
+        unsigned prev_tok = 0;
+        for_each_sampled([&](std::size_t i) {
+            const bool run_start = i != last + 1;
+            last = i;
+            const std::uint64_t prev_u = i ? load_biased(x_, i - 1, flip_) : center_;
+            unsigned nraw = 0;
+            const unsigned tok = tok_of(i, prev_u, &nraw);
+            ++hist8[run_start ? 0 : token_class8(prev_tok)][tok];
+            raw_bits += nraw;
+            prev_tok = tok;
         });
-        return count;
+        return estimate_context_cost_fix16(hist8, nullptr) + raw_bits * kFixOne;
+    }
+
+    std::uint64_t refined_cost(ModeHint hint) const {
+        switch (hint) {
+            case ModeHint::token_center:
+            case ModeHint::token_delta:
+            case ModeHint::token_repeat: {
+                const HybridChoice& ch = hint == ModeHint::token_center  ? split_center_
+                                         : hint == ModeHint::token_delta ? split_delta_
+                                                                         : split_repeat_;
+                const unsigned repeat_tok = hybrid_token_count(ch.split, E::B);
+                return sample_stream_cost([&](std::size_t i, std::uint64_t prev_u, unsigned* nraw) {
+                    const std::uint64_t u = load_biased(x_, i, flip_);
+                    const std::uint64_t ref = hint == ModeHint::token_delta ? prev_u : center_;
+                    unsigned tok = hybrid_token(zigzag((u - ref) & E::mask, E::B), ch.split, nraw);
+                    if (hint == ModeHint::token_repeat && u == prev_u && *nraw) tok = repeat_tok, *nraw = 0;
+                    return tok;
+                });
+            }
+            case ModeHint::byte_planes: {
+                std::uint64_t cost = 0;
+                for (unsigned b = 0; b < plane_count(); ++b)
+                    cost += sample_stream_cost([&](std::size_t i, std::uint64_t, unsigned* nraw) {
+                        *nraw = 0;
+                        return static_cast<unsigned>(((load_biased(x_, i, flip_) - stats_.min) >> (8 * b)) & 0xff);
+                    });
+                return cost;
+            }
+            case ModeHint::adm: {
+                const std::uint64_t c = mean_center();
+                return sample_stream_cost([&](std::size_t i, std::uint64_t, unsigned* nraw) {
+                    return adm_code(load_biased(x_, i, flip_), c, nraw);  // k signal bits
+                });
+            }
+            default:
+                return ~0ull;
+        }
     }
 
     unsigned plane_count() const {
