@@ -44,6 +44,23 @@ std::string backend_label(bool scalar) {
 
 int resolve_threads(int requested) { return requested > 0 ? requested : omp_get_max_threads(); }
 
+// The fields every compress/decompress report shares (verification is set
+// by the caller).
+void fill_run_stats(RunStats* s, const char* command, const CommonOptions& o, const std::string& input,
+                    const std::string& dtype, std::uint64_t elements, std::uint64_t raw_bytes,
+                    std::uint64_t compressed_bytes, double seconds) {
+    s->command = command;
+    s->input = input;
+    s->output = display_output(o.output);
+    s->dtype = dtype;
+    s->elements = elements;
+    s->raw_bytes = raw_bytes;
+    s->compressed_bytes = compressed_bytes;
+    s->seconds = seconds;
+    s->threads = resolve_threads(o.threads);
+    s->backend = backend_label(o.scalar);
+}
+
 double seconds_since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
@@ -264,16 +281,7 @@ int run_compress(const CompressOptions& o) {
     write_with_progress(o.output, dst.data(), dst.size(), progress);
     progress.stop();
 
-    s.command = "compress";
-    s.input = in_shown;
-    s.output = display_output(o.output);
-    s.dtype = dtname;
-    s.elements = elements;
-    s.raw_bytes = src.size();
-    s.compressed_bytes = dst.size();
-    s.seconds = secs;
-    s.threads = resolve_threads(o.threads);
-    s.backend = backend_label(o.scalar);
+    fill_run_stats(&s, "compress", o, in_shown, dtname, elements, src.size(), dst.size(), secs);
     emit(s, o);
     return kExitOk;
 }
@@ -313,16 +321,8 @@ int run_decompress(const CommonOptions& o) {
     progress.stop();
 
     RunStats s;
-    s.command = "decompress";
-    s.input = in_shown;
-    s.output = display_output(o.output);
-    s.dtype = dt ? dt : "?";
-    s.elements = fi.element_count;
-    s.raw_bytes = dst.size();
-    s.compressed_bytes = src.size();
-    s.seconds = secs;
-    s.threads = resolve_threads(o.threads);
-    s.backend = backend_label(o.scalar);
+    fill_run_stats(&s, "decompress", o, in_shown, dt ? dt : "?", fi.element_count, dst.size(), src.size(),
+                   secs);
     emit(s, o);
     return kExitOk;
 }
