@@ -76,6 +76,16 @@ inline __m256i mulhi_epu32(__m256i x, __m256i r) {
     return _mm256_blend_epi32(even, odd, 0xaa);
 }
 
+// Context index of 8 previous tokens (one per 32-bit lane): their bit length
+// capped at 7 and at K-1 (token_class8). Compares instead of a table gather:
+// gathers are slow on several x86 cores.
+inline __m256i context_of(__m256i prev, __m256i max_ctx) {
+    __m256i c = _mm256_setzero_si256();
+    for (int bound : {1, 2, 4, 8, 16, 32, 64})  // cmpgt yields -1 where prev >= bound
+        c = _mm256_sub_epi32(c, _mm256_cmpgt_epi32(prev, _mm256_set1_epi32(bound - 1)));
+    return _mm256_min_epi32(c, max_ctx);
+}
+
 }  // namespace
 
 bool rans_decode_avx2(const RansDecodeArgs& a) {
@@ -95,17 +105,17 @@ bool rans_decode_avx2(const RansDecodeArgs& a) {
     const __m256i one = _mm256_set1_epi32(1);
     const __m128i pbits = _mm_cvtsi32_si128(static_cast<int>(a.prob_bits));
     const int* table = reinterpret_cast<const int*>(a.table);
-    const int* ctx_off = reinterpret_cast<const int*>(a.ctx_off);
+    const __m256i max_ctx = _mm256_set1_epi32(static_cast<int>(a.contexts) - 1);
     std::size_t rd = 0;
 
     for (std::size_t t = 0; t < full; ++t) {
         std::uint8_t* row = a.out + t * lanes;
         for (unsigned g = 0; g < groups; ++g) {
             __m256i idx = _mm256_and_si256(x[g], mask);
-            if (t) {
+            if (t && a.contexts > 1) {
                 const __m256i prev = _mm256_cvtepu8_epi32(
                     _mm_loadl_epi64(reinterpret_cast<const __m128i*>(row - lanes + 8 * g)));
-                idx = _mm256_add_epi32(idx, _mm256_i32gather_epi32(ctx_off, prev, 4));
+                idx = _mm256_add_epi32(idx, _mm256_sll_epi32(context_of(prev, max_ctx), pbits));
             }
             const __m256i e = _mm256_i32gather_epi32(table, idx, 4);
             const std::uint64_t syms = pack_low_bytes(_mm256_and_si256(e, byte_mask));
@@ -144,8 +154,7 @@ void rans_encode_avx2(RansEncodeArgs& a) {
     // The ragged tail (highest steps) first, as the scalar encoder would.
     detail::rans_encode_steps_scalar(a, full, a.layout.seg, xs, &w);
 
-    alignas(32) std::uint32_t ctx_base[256];  // table entry offset of a context, x4 (int units)
-    for (unsigned s = 0; s < 256; ++s) ctx_base[s] = a.ctx_of[s] * 256u * 4u;
+    const __m256i max_ctx = _mm256_set1_epi32(static_cast<int>(a.contexts) - 1);
     __m256i x[4];
     for (unsigned g = 0; g < groups; ++g) x[g] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xs + 8 * g));
     const int* table = reinterpret_cast<const int*>(a.table);
@@ -156,10 +165,11 @@ void rans_encode_avx2(RansEncodeArgs& a) {
         for (unsigned g = groups; g-- > 0;) {
             __m256i idx = _mm256_slli_epi32(
                 _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + 8 * g))), 2);
-            if (t) {
+            if (t && a.contexts > 1) {
                 const __m256i prev = _mm256_cvtepu8_epi32(
                     _mm_loadl_epi64(reinterpret_cast<const __m128i*>(row - lanes + 8 * g)));
-                idx = _mm256_add_epi32(idx, _mm256_i32gather_epi32(reinterpret_cast<const int*>(ctx_base), prev, 4));
+                // Entry offset of the context's table: ctx * 256 entries * 4 ints.
+                idx = _mm256_add_epi32(idx, _mm256_slli_epi32(context_of(prev, max_ctx), 10));
             }
             const __m256i x_max = _mm256_i32gather_epi32(table + 0, idx, 4);
             const __m256i rcp = _mm256_i32gather_epi32(table + 1, idx, 4);

@@ -107,6 +107,7 @@ struct RansEncodeArgs {
     const std::uint8_t* tokens;     // interleaved, layout.slots() entries
     const EncSym* table;            // kMaxContexts x 256 entries
     const std::uint8_t* ctx_of;     // 256 entries: context index of a token
+    unsigned contexts;              // K: ctx_of[t] = min(token_class8(t), K - 1)
     LaneLayout layout;
     std::uint16_t* words_end;       // words are written downwards from here;
                                     // at least layout.n + kWordPadding words below it
@@ -120,6 +121,7 @@ struct RansEncodeArgs {
 struct RansDecodeArgs {
     const std::uint32_t* table;     // K tables of (1 << prob_bits) entries
     const std::uint32_t* ctx_off;   // 256 entries: table offset for a previous token
+    unsigned contexts;              // K: ctx_off[t] = min(token_class8(t), K - 1) << prob_bits
     unsigned prob_bits;
     LaneLayout layout;
     std::uint32_t states[kMaxLanes];

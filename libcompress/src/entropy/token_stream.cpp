@@ -116,6 +116,7 @@ bool encode_token_stream(const std::uint8_t* tokens, const LaneLayout& lay,
     args.tokens = tokens;
     args.table = sc.enc.data();
     args.ctx_of = ctx_of;
+    args.contexts = best_k;
     args.layout = lay;
     args.words_end = sc.words.data() + sc.words.size();
     kernels.encode(args);
@@ -166,6 +167,7 @@ bool decode_token_stream(ByteReader& r, std::size_t n, const RansKernels& kernel
     RansDecodeArgs args;
     args.table = sc.dec.data();
     args.ctx_off = ctx_off;
+    args.contexts = contexts;
     args.prob_bits = bits;
     args.layout = lay;
     std::uint32_t nwords = 0;

@@ -18,7 +18,7 @@ namespace {
 // evenly spaced runs of consecutive elements (runs keep the delta predictor
 // meaningful).
 constexpr std::size_t kSampleRun = 256;
-constexpr std::size_t kSampleRuns = 64;
+constexpr std::size_t kSampleRuns = 32;
 
 // Reference of the hybrid-token mapping (docs/FORMAT.md 2.1). center_repeat
 // adds one token meaning "same value as the previous element of the lane",
@@ -339,7 +339,7 @@ private:
         std::sort(out, out + count, by_cost);
         // Order-0 estimates miss what the context model gains: re-estimate
         // the closest candidates with contexts before deciding.
-        const unsigned refine = count < 3 ? count : 3;
+        const unsigned refine = count < 2 ? count : 2;
         for (unsigned c = 0; c < refine; ++c) out[c].cost = refined_cost(out[c].hint);
         std::sort(out, out + refine, by_cost);
         return refine;
