@@ -145,6 +145,27 @@ Bytes gen_narrow(std::size_t n, std::int64_t center, std::uint64_t seed) {
     return b;
 }
 
+// u32 quantization-code-like values with holes: center + 37 * small step,
+// and runs of 0 (a fill value). Few distinct values over a wide range: the
+// dictionary mapping's case.
+Bytes gen_u32_sparse(std::size_t n) {
+    Bytes b;
+    SplitMix r{77};
+    std::uint32_t fill_left = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::uint64_t z = r.next();
+        if (fill_left == 0 && (z & 63) == 0) fill_left = static_cast<std::uint32_t>(20 + (z >> 8) % 80);
+        if (fill_left) {
+            --fill_left;
+            put<std::uint32_t>(b, 0);
+            continue;
+        }
+        const std::int64_t step = static_cast<std::int64_t>((z >> 16) % 9) - 4 + static_cast<std::int64_t>((z >> 40) % 3) - 1;
+        put<std::uint32_t>(b, static_cast<std::uint32_t>((1ll << 31) + 37 * step));
+    }
+    return b;
+}
+
 Bytes public_compress(const Bytes& raw, mans::DType dt, std::size_t block_bytes = 0, std::uint32_t rank = 0,
                       std::uint64_t d0 = 0, std::uint64_t d1 = 0) {
     mans::CompressConfig cfg;
@@ -210,6 +231,8 @@ std::vector<GoldenCase> golden_cases() {
                  [](const Bytes& r) { return public_compress(r, DType::i16); }});
     v.push_back({"u16_quant_runs_4000", DType::u16, [] { return gen_quant_u16(4000); },
                  [](const Bytes& r) { return public_compress(r, DType::u16); }});
+    v.push_back({"u32_sparse_values_3000", DType::u32, [] { return gen_u32_sparse(3000); },
+                 [](const Bytes& r) { return public_compress(r, DType::u32); }});
     v.push_back({"u16_empty", DType::u16, [] { return Bytes{}; },
                  [](const Bytes& r) { return public_compress(r, DType::u16); }});
     // Every block mapping, forced, in a one-block frame.
@@ -229,6 +252,8 @@ std::vector<GoldenCase> golden_cases() {
         {"mode_adm_i32", DType::i32, ModeHint::adm, BlockMode::adm, [] { return gen_narrow<std::int32_t>(1500, -70000, 13); }},
         {"mode_byte_planes_u64", DType::u64, ModeHint::byte_planes, BlockMode::byte_planes, [] { return gen_u64_wide(800); }},
         {"mode_byte_planes_u8", DType::u8, ModeHint::byte_planes, BlockMode::byte_planes, [] { return gen_u8_runs(3000); }},
+        {"mode_dictionary_u32", DType::u32, ModeHint::dictionary, BlockMode::dictionary, [] { return gen_u32_sparse(2500); }},
+        {"mode_token_repeat_u32", DType::u32, ModeHint::token_repeat, BlockMode::token, [] { return gen_u32_sparse(2500); }},
     };
     for (const Forced& f : forced) {
         const DType dt = f.dt;

@@ -220,6 +220,7 @@ TEST_CASE("every forced block mapping round-trips (scalar kernels)", "[roundtrip
         {ModeHint::token_repeat, int(BlockMode::token), "token_repeat"},
         {ModeHint::adm, int(BlockMode::adm), "adm"},
         {ModeHint::byte_planes, int(BlockMode::byte_planes), "byte_planes"},
+        {ModeHint::dictionary, int(BlockMode::dictionary), "dictionary"},
     };
     mans::detail::BlockScratch enc_scratch, dec_scratch;
     std::vector<std::uint8_t> payload;

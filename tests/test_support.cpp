@@ -118,6 +118,7 @@ const char* dist_name(Dist d) {
         case Dist::quant_runs: return "quant_runs";
         case Dist::random_walk: return "random_walk";
         case Dist::sorted_indices: return "sorted_indices";
+        case Dist::sparse_values: return "sparse_values";
     }
     return "?";
 }
@@ -169,6 +170,19 @@ Bytes generate(mans::DType dtype, Dist d, std::size_t n, std::uint64_t seed) {
             for (std::size_t i = 0; i < n; ++i) {
                 x += static_cast<std::uint64_t>(lap(rng, 2));  // wraps modulo 2^B on store
                 put(out, i, x, esize);
+            }
+            break;
+        }
+        case Dist::sparse_values: {
+            const std::int64_t q = quant_center(dtype);
+            const std::int64_t step = esize == 1 ? 7 : 37;
+            std::size_t i = 0;
+            while (i < n) {
+                if (rng() % 64 == 0) {  // a run of the fill value 0
+                    for (std::size_t k = 20 + rng() % 80; k > 0 && i < n; --k, ++i) put(out, i, 0, esize);
+                    continue;
+                }
+                put(out, i++, static_cast<std::uint64_t>(clamp(q + step * lap(rng, 2), tr)), esize);
             }
             break;
         }

@@ -27,11 +27,12 @@ enum class Dist {
     quant_runs,      // quantisation codes: 32768 +- small Laplacian, long runs of exactly 32768
     random_walk,     // x += Laplacian step, wrapping modulo 2^B
     sorted_indices,  // ascending, small random gaps (wraps for narrow types)
+    sparse_values,   // few distinct values far apart (center + 37 * Laplacian step) with runs of 0
 };
 
 inline constexpr Dist kAllDists[] = {Dist::constant,         Dist::random_full,      Dist::skewed,
                                      Dist::small_range_2100, Dist::small_range_4000, Dist::quant_runs,
-                                     Dist::random_walk,      Dist::sorted_indices};
+                                     Dist::random_walk,      Dist::sorted_indices,   Dist::sparse_values};
 
 const char* dist_name(Dist d);
 

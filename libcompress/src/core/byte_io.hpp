@@ -54,6 +54,21 @@ public:
         }
         return false;
     }
+    // Unsigned LEB128 of up to 64 bits (at most 10 bytes, no overflow).
+    bool read_varint64(std::uint64_t* out) {
+        std::uint64_t v = 0;
+        for (int i = 0; i < 10; ++i) {
+            if (p_ == end_) return false;
+            const std::uint8_t b = *p_++;
+            if (i == 9 && b > 1) return false;  // bits beyond 64
+            v |= static_cast<std::uint64_t>(b & 0x7f) << (7 * i);
+            if (!(b & 0x80)) {
+                *out = v;
+                return true;
+            }
+        }
+        return false;
+    }
     bool take(std::size_t n, const std::uint8_t** out) {
         if (remaining() < n) return false;
         *out = p_;
@@ -82,7 +97,7 @@ public:
         store_le<T>(p_, v);
         p_ += sizeof(T);
     }
-    void write_varint(std::uint32_t v) {
+    void write_varint(std::uint64_t v) {
         while (v >= 0x80) {
             write<std::uint8_t>(static_cast<std::uint8_t>(v | 0x80));
             v >>= 7;

@@ -187,10 +187,12 @@ template <typename U>
 class BlockEncoder {
 public:
     using E = Elem<U>;
+    // `nested`: codes the index array of a dictionary block, which may not
+    // itself use a dictionary.
     BlockEncoder(const U* src, std::size_t n, std::uint64_t flip, const RansKernels& k,
-                 BlockScratch& sc, std::vector<std::uint8_t>& out)
+                 BlockScratch& sc, std::vector<std::uint8_t>& out, bool nested = false)
         : x_(src), n_(n), flip_(flip), kernels_(k), sc_(sc), out_(out),
-          lay_(LaneLayout::make(n, lanes_for(n))) {}
+          lay_(LaneLayout::make(n, lanes_for(n))), nested_(nested) {}
 
     void run(ModeHint hint) {
         const std::size_t start = out_.size();
@@ -203,6 +205,17 @@ public:
             Candidate ranked[kCandidates];
             rank_modes(ranked);
             ok = put_mode(ranked[0].hint);
+            // Data with few distinct values spread over a wide range (holes)
+            // may code better as indices into a dictionary; that is decided
+            // by coding both.
+            if (ok && dictionary_candidate_) {
+                const std::size_t first_end = out_.size();
+                if (put_mode(ModeHint::dictionary) && out_.size() - first_end < first_end - start)
+                    out_.erase(out_.begin() + static_cast<std::ptrdiff_t>(start),
+                               out_.begin() + static_cast<std::ptrdiff_t>(first_end));
+                else
+                    out_.resize(first_end);
+            }
         }
         // Never expand: a block that does not shrink is stored.
         if (!ok || out_.size() - start >= 1 + n_ * sizeof(U)) {
@@ -229,6 +242,7 @@ private:
             case ModeHint::token_repeat: ok = put_token(Predictor::center_repeat); break;
             case ModeHint::adm: ok = adm_possible() && put_adm(); break;
             case ModeHint::byte_planes: ok = put_byte_planes(); break;
+            case ModeHint::dictionary: ok = !nested_ && put_dictionary(); break;
             default: break;
         }
         if (!ok) out_.resize(start);
@@ -260,16 +274,29 @@ private:
             for (std::size_t i = r * stride; i < r * stride + kSampleRun; ++i) fn(i);
     }
 
+    // Median of every 4th sampled element (plenty for a center); also notes
+    // whether the sample looks like few distinct values with holes between
+    // them, the case a dictionary helps.
     std::uint64_t sample_median() {
         auto& s = sc_.sample;
         s.clear();
-        // Every 4th sampled element is plenty for a center.
         std::size_t k = 0;
         for_each_sampled([&](std::size_t i) {
             if ((k++ & 3) == 0) s.push_back(load_biased(x_, i, flip_));
         });
-        std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
-        return s[s.size() / 2];
+        std::sort(s.begin(), s.end());
+        const std::uint64_t median = s[s.size() / 2];
+        // Holes test on the central 98 % (outliers alone do not make holes
+        // that a dictionary removes profitably).
+        const std::size_t lo = s.size() / 100, hi = s.size() - 1 - s.size() / 100;
+        const std::uint64_t span = s[hi] - s[lo] + 1;
+        const std::size_t distinct =
+            static_cast<std::size_t>(std::unique(s.begin() + static_cast<std::ptrdiff_t>(lo),
+                                                 s.begin() + static_cast<std::ptrdiff_t>(hi) + 1) -
+                                     (s.begin() + static_cast<std::ptrdiff_t>(lo)));
+        dictionary_candidate_ = !nested_ && E::B >= 16 && s.size() >= 64 && 2 * static_cast<std::uint64_t>(distinct) <= span &&
+                                distinct * 4 <= s.size();
+        return median;
     }
 
     std::uint64_t mean_center() const {
@@ -503,6 +530,49 @@ private:
         return true;
     }
 
+    void put_varint(std::uint64_t v) {
+        while (v >= 0x80) {
+            out_.push_back(static_cast<std::uint8_t>(v | 0x80));
+            v >>= 7;
+        }
+        out_.push_back(static_cast<std::uint8_t>(v));
+    }
+
+    // Mode 5: sorted distinct values (gap-coded), then the element indices
+    // as a nested u32 block coded by the same mappings.
+    bool put_dictionary() {
+        auto& dict = sc_.dict;
+        auto& index = sc_.index;
+        index.resize(n_);
+        if (E::B <= 16) {
+            // Counting: a map over the whole 16-bit value space.
+            std::vector<std::uint32_t>& map = sc_.value_map;
+            map.assign(std::size_t{1} << E::B, 0);
+            for (std::size_t i = 0; i < n_; ++i) map[load_biased(x_, i, flip_)] = 1;
+            dict.clear();
+            for (std::uint32_t v = 0; v < map.size(); ++v)
+                if (map[v]) map[v] = static_cast<std::uint32_t>(dict.size()), dict.push_back(v);
+            if (dict.size() * 2 > n_) return false;
+            for (std::size_t i = 0; i < n_; ++i) index[i] = map[load_biased(x_, i, flip_)];
+        } else {
+            dict.resize(n_);
+            for (std::size_t i = 0; i < n_; ++i) dict[i] = load_biased(x_, i, flip_);
+            std::sort(dict.begin(), dict.end());
+            dict.erase(std::unique(dict.begin(), dict.end()), dict.end());
+            if (dict.size() * 2 > n_) return false;
+            for (std::size_t i = 0; i < n_; ++i)
+                index[i] = static_cast<std::uint32_t>(
+                    std::lower_bound(dict.begin(), dict.end(), load_biased(x_, i, flip_)) - dict.begin());
+        }
+        out_.push_back(static_cast<std::uint8_t>(BlockMode::dictionary));
+        put_varint(dict.size() - 1);
+        put_value(dict[0]);
+        for (std::size_t d = 1; d < dict.size(); ++d) put_varint(dict[d] - dict[d - 1] - 1);
+        BlockEncoder<std::uint32_t> nested(index.data(), n_, 0, kernels_, sc_, out_, true);
+        nested.run(ModeHint::automatic);
+        return true;
+    }
+
     const U* x_;
     std::size_t n_;
     std::uint64_t flip_;
@@ -510,6 +580,8 @@ private:
     BlockScratch& sc_;
     std::vector<std::uint8_t>& out_;
     LaneLayout lay_;
+    bool nested_ = false;
+    bool dictionary_candidate_ = false;
     Stats stats_;
     std::uint64_t center_ = 0;
     HybridChoice split_center_, split_delta_, split_repeat_;
@@ -520,8 +592,8 @@ class BlockDecoder {
 public:
     using E = Elem<U>;
     BlockDecoder(ByteReader r, std::size_t n, U* dst, std::uint64_t flip, const RansKernels& k,
-                 BlockScratch& sc)
-        : r_(r), n_(n), y_(dst), flip_(flip), kernels_(k), sc_(sc) {}
+                 BlockScratch& sc, bool nested = false)
+        : r_(r), n_(n), y_(dst), flip_(flip), kernels_(k), sc_(sc), nested_(nested) {}
 
     Errc run() {
         std::uint8_t mode = 0;
@@ -533,6 +605,7 @@ public:
             case BlockMode::token: ok = get_token(); break;
             case BlockMode::adm: ok = get_adm(); break;
             case BlockMode::byte_planes: ok = get_byte_planes(); break;
+            case BlockMode::dictionary: ok = !nested_ && get_dictionary(); break;
             default: return Errc::corrupt_block;
         }
         // A payload must be consumed exactly.
@@ -652,12 +725,43 @@ private:
         return !bad;
     }
 
+    bool get_dictionary() {
+        std::uint64_t count_m1 = 0, value = 0;
+        if (!r_.read_varint64(&count_m1) || count_m1 >= n_ || !get_value(&value)) return false;
+        auto& dict = sc_.dict;
+        dict.resize(static_cast<std::size_t>(count_m1) + 1);
+        dict[0] = value;
+        for (std::size_t d = 1; d < dict.size(); ++d) {
+            std::uint64_t gap_m1 = 0;
+            if (!r_.read_varint64(&gap_m1) || gap_m1 >= E::mask - value) return false;  // strictly inside range
+            value += gap_m1 + 1;
+            dict[d] = value;
+        }
+        // The rest of the payload is the nested u32 block of indices.
+        auto& index = sc_.index;
+        index.resize(n_);
+        const std::uint8_t* rest = nullptr;
+        const std::size_t rest_bytes = r_.remaining();
+        r_.take(rest_bytes, &rest);
+        BlockDecoder<std::uint32_t> nested(ByteReader(rest, rest_bytes), n_, index.data(), 0, kernels_, sc_, true);
+        if (nested.run() != Errc::ok) return false;
+        std::uint32_t bad = 0;
+        const std::uint64_t size = dict.size();
+        for (std::size_t i = 0; i < n_; ++i) {
+            const std::uint32_t k = index[i];
+            bad |= k >= size;
+            y_[i] = static_cast<U>(dict[k < size ? k : 0] ^ flip_);
+        }
+        return !bad;
+    }
+
     ByteReader r_;
     std::size_t n_;
     U* y_;
     std::uint64_t flip_;
     const RansKernels& kernels_;
     BlockScratch& sc_;
+    bool nested_ = false;
 };
 
 std::uint64_t sign_flip(DType t) {

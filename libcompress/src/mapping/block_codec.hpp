@@ -22,12 +22,13 @@ enum class BlockMode : std::uint8_t {
     token = 2,
     adm = 3,
     byte_planes = 4,
+    dictionary = 5,
 };
 
 // Optional override for tests: force one mapping (falls back to stored when it
 // cannot represent the block).
 enum class ModeHint : std::uint8_t {
-    automatic = 0, stored, constant, token_center, token_delta, token_repeat, adm, byte_planes
+    automatic = 0, stored, constant, token_center, token_delta, token_repeat, adm, byte_planes, dictionary
 };
 
 struct BlockScratch {
@@ -35,6 +36,9 @@ struct BlockScratch {
     std::vector<std::uint8_t> tokens;
     std::vector<std::uint8_t> bits;
     std::vector<std::uint64_t> sample;
+    std::vector<std::uint64_t> dict;    // dictionary mode: sorted distinct values
+    std::vector<std::uint32_t> index;   // dictionary mode: index of each element
+    std::vector<std::uint32_t> value_map;  // dictionary mode, 16-bit values: value -> index
 };
 
 // Appends the payload of block `src` (n elements of `dtype`) to `out`.
