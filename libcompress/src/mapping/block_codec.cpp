@@ -33,8 +33,10 @@ struct Stats {
 struct ValueHist {
     std::uint32_t small[256] = {};   // v < 256
     std::uint32_t big[64][16] = {};  // v >= 256: [bit position e][top 4 mantissa bits]
+    std::uint64_t vmax = 0;
 
     void add(std::uint64_t v) {
+        vmax = v > vmax ? v : vmax;
         if (v < 256) {
             ++small[v];
         } else {
@@ -49,13 +51,15 @@ std::uint64_t hybrid_cost_fix16(const ValueHist& h, HybridSplit p, unsigned B, s
     std::uint32_t tok[256] = {};
     if (repeats) tok[hybrid_token_count(p, B)] = repeats;
     std::uint64_t raw_bits = 0;
-    for (unsigned v = 0; v < 256; ++v) {
+    const unsigned small_end = h.vmax < 255 ? static_cast<unsigned>(h.vmax) + 1 : 256;
+    for (unsigned v = 0; v < small_end; ++v) {
         if (!h.small[v]) continue;
         unsigned nraw = 0;
         tok[hybrid_token(v, p, &nraw)] += h.small[v];
         raw_bits += static_cast<std::uint64_t>(h.small[v]) * nraw;
     }
-    for (unsigned e = 8; e < B; ++e) {
+    const unsigned e_end = bit_length64(h.vmax) < B ? bit_length64(h.vmax) : B;
+    for (unsigned e = 8; e < e_end; ++e) {
         for (unsigned top = 0; top < 16; ++top) {
             const std::uint32_t c = h.big[e][top];
             if (!c) continue;
@@ -76,11 +80,15 @@ struct HybridChoice {
 HybridChoice best_split(const ValueHist& h, unsigned B, std::uint32_t repeats = 0) {
     HybridChoice best;
     for (unsigned s = 0; s <= 8; ++s) {
+        // Once every value is a direct token, m and larger s change nothing
+        // (the first valid such split is the one kept, as in a full search).
+        const bool all_direct = h.vmax < (1ull << s);
         for (unsigned m = 0; m <= 4 && m <= s; ++m) {
             const HybridSplit p{s, m};
             if (!hybrid_split_valid(p, B, repeats != 0)) continue;
             const std::uint64_t c = hybrid_cost_fix16(h, p, B, repeats);
             if (c < best.cost) best = {p, c};
+            if (all_direct) return best;
         }
     }
     return best;
