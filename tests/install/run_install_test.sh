@@ -10,6 +10,8 @@ set -euo pipefail
 BUILD=$(cd "${1:?usage: run_install_test.sh BUILD_DIR [EXPECT_CLI]}" && pwd)
 EXPECT_CLI=${2:-1}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+EXAMPLES=$ROOT/docs/examples
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/mans-install-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 PREFIX=$TMP/prefix
@@ -40,16 +42,29 @@ extra=$(find "$PREFIX/include" -type f ! -name mans.h ! -name mans.hpp ! -name v
 
 echo "== consumer via find_package(mans) with CMAKE_PREFIX_PATH"
 if cmake -S "$HERE/consumer" -B "$TMP/consumer-build" -DCMAKE_PREFIX_PATH="$PREFIX" \
-         -DCMAKE_BUILD_TYPE=Release > "$TMP/configure.log" 2>&1; then
+         -DCMAKE_BUILD_TYPE=Release -DMANS_EXAMPLES_DIR="$EXAMPLES" > "$TMP/configure.log" 2>&1; then
   if cmake --build "$TMP/consumer-build" > "$TMP/build.log" 2>&1; then
     "$TMP/consumer-build/consumer" || fail "consumer (C++) run"
     "$TMP/consumer-build/consumer_c" || fail "consumer (C) run"
+    "$TMP/consumer-build/quickstart_cpp" || fail "README example docs/examples/quickstart.cpp"
+    "$TMP/consumer-build/quickstart_c" || fail "README example docs/examples/quickstart.c"
   else
     cat "$TMP/build.log"; fail "consumer build (find_package)"
   fi
 else
   cat "$TMP/configure.log"; fail "consumer configure (find_package)"
 fi
+
+echo "== README quotes docs/examples verbatim"
+python3 - "$ROOT/README.md" "$EXAMPLES" <<'PY' || fail "README.md and docs/examples differ"
+import sys, pathlib
+readme = pathlib.Path(sys.argv[1]).read_text()
+for name, lang in (("quickstart.cpp", "cpp"), ("quickstart.c", "c")):
+    body = (pathlib.Path(sys.argv[2]) / name).read_text()
+    if f"```{lang}\n{body}```" not in readme:
+        sys.exit(f"README.md does not quote docs/examples/{name} verbatim")
+    print(f"   ok {name} quoted in README.md")
+PY
 
 echo "== consumer via pkg-config (PKG_CONFIG_PATH=${LIBDIR#$PREFIX/}/pkgconfig, plain g++)"
 export PKG_CONFIG_PATH="$LIBDIR/pkgconfig"
