@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Command (2) of the README: install dependencies, build, run every test.
+# Command (2) of the README: install dependencies, build, run every test:
+# the Release suite (unit, CLI, golden, install, >4 GiB stream), then the unit
+# and CLI tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
 # .ci/run calls exactly this.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
 "$root/scripts/install-deps.sh"
 BUILD_DIR="$build" "$root/scripts/build.sh" -DMANS_BUILD_TESTS=ON -DMANS_BUILD_BENCH=ON
-cd "$build"
-ctest --output-on-failure --timeout 900
+(cd "$build" && ctest --output-on-failure --timeout 900)
+BUILD_DIR="${SANITIZER_BUILD_DIR:-$root/build-asan}" "$root/scripts/run-sanitizers.sh"
