@@ -12,6 +12,9 @@
 #include "core/frame.hpp"
 #include "mans/mans.hpp"
 #include "test_support.hpp"
+#include "mapping/block_codec.hpp"
+#include "core/byte_io.hpp"
+#include "backend.hpp"
 
 using namespace mans_test;
 
@@ -262,4 +265,53 @@ TEST_CASE("hostile headers: huge counts and sizes fail cleanly without allocatin
     mans::detail::store_le<std::uint32_t>(t.data() + 16, 0x7fffffff);
     decompress(t, 1024, {}, &e);
     CHECK(e == mans::Errc::corrupt_header);
+}
+
+namespace {
+// A header-only frame (no blocks' payload) with a valid header checksum.
+Bytes frame_with_checksum(mans::DType dt, std::uint64_t count, std::uint32_t block_elems) {
+    Bytes t(mans::detail::kFixedHeaderBytes, 0);
+    std::memcpy(t.data(), "MANS", 4);
+    t[4] = MANS_FORMAT_VERSION;
+    t[5] = 1;
+    t[6] = static_cast<std::uint8_t>(dt);
+    mans::detail::store_le<std::uint64_t>(t.data() + 8, count);
+    mans::detail::store_le<std::uint32_t>(t.data() + 16, block_elems);
+    Bytes sum(4);
+    mans::detail::store_le<std::uint32_t>(sum.data(), mans::detail::checksum32(t.data(), t.size()));
+    t.insert(t.end(), sum.begin(), sum.end());
+    return t;
+}
+}  // namespace
+
+TEST_CASE("hostile headers: a block count that would wrap past 2^64 is rejected", "[corruption]") {
+    // N = 2^64 - 1 u8 elements in 2^26-element blocks: (N + E - 1) / E
+    // would wrap to 0 blocks and let a stream without payload "succeed".
+    const Bytes t = frame_with_checksum(mans::DType::u8, ~0ull, 1u << 26);
+    mans::FrameInfo info{};
+    CHECK(mans::get_frame_info(t.data(), t.size(), &info) != mans::Errc::ok);
+    std::uint8_t dst[64];
+    const mans::Result r = mans::decompress(dst, sizeof dst, t.data(), t.size());
+    CHECK(!r);
+}
+
+TEST_CASE("hostile payloads: a dictionary size is bounded by the payload before allocating", "[corruption]") {
+    // One u16 block whose dictionary claims 2^20 - 1 entries with no gap
+    // bytes behind: rejected as corrupt before any large allocation.
+    using namespace mans::detail;
+    const std::size_t n = 1u << 20;
+    std::vector<std::uint8_t> payload = {static_cast<std::uint8_t>(BlockMode::dictionary)};
+    std::uint8_t v[kMaxVarintBytes];
+    payload.insert(payload.end(), v, v + encode_varint(n - 2, v));
+    payload.push_back(0);
+    payload.push_back(0);  // d_0, then nothing
+    BlockScratch scratch;
+    std::vector<std::uint8_t> out(2 * n);
+    const auto& k = cpu_backend().kernels(false);
+    CHECK(decode_block(mans::DType::u16, payload.data(), payload.size(), n, out.data(), k, scratch) ==
+          mans::Errc::corrupt_block);
+    CHECK(scratch.dict.capacity() < 1024);
+    // u8 blocks never use a dictionary.
+    payload[1] = 0;
+    CHECK(decode_block(mans::DType::u8, payload.data(), 3, 16, out.data(), k, scratch) == mans::Errc::corrupt_block);
 }

@@ -231,6 +231,13 @@ std::vector<GoldenCase> golden_cases() {
                  [](const Bytes& r) { return public_compress(r, DType::i16); }});
     v.push_back({"u16_quant_runs_4000", DType::u16, [] { return gen_quant_u16(4000); },
                  [](const Bytes& r) { return public_compress(r, DType::u16); }});
+    v.push_back({"i16_constant_1000", DType::i16,
+                 [] {
+                     Bytes b;
+                     for (int i = 0; i < 1000; ++i) put<std::int16_t>(b, -7);
+                     return b;
+                 },
+                 [](const Bytes& r) { return public_compress(r, DType::i16); }});
     v.push_back({"u32_sparse_values_3000", DType::u32, [] { return gen_u32_sparse(3000); },
                  [](const Bytes& r) { return public_compress(r, DType::u32); }});
     v.push_back({"u16_empty", DType::u16, [] { return Bytes{}; },

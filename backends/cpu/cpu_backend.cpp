@@ -39,7 +39,10 @@ int cpu_max_workers(int threads) {
 }
 
 void cpu_for_each_block(std::size_t count, int threads, const std::function<void(std::size_t, int)>& fn) {
-    const int workers = cpu_max_workers(threads);
+    // Never more threads than blocks: each thread costs (and libgomp exits
+    // the process when it cannot create one).
+    int workers = cpu_max_workers(threads);
+    if (static_cast<std::size_t>(workers) > count) workers = static_cast<int>(count);
     if (workers <= 1 || count <= 1) {
         for (std::size_t b = 0; b < count; ++b) fn(b, 0);
         return;

@@ -22,6 +22,8 @@ Errc select_backend(Backend requested, const detail::Backend** out) {
     switch (requested) {
         case Backend::automatic:
         case Backend::cpu: *out = &detail::cpu_backend(); return Errc::ok;
+        case Backend::cuda:
+        case Backend::hip: return Errc::backend_unavailable;  // GPU modules are not built yet
     }
     return Errc::invalid_argument;
 }
@@ -33,6 +35,11 @@ std::size_t default_block_elems(std::size_t block_bytes, std::size_t esize) {
 
 }  // namespace
 
+Errc backend_status(Backend b) noexcept {
+    const detail::Backend* be = nullptr;
+    return select_backend(b, &be);
+}
+
 const char* backend_description(Backend b, bool force_scalar) noexcept {
     const detail::Backend* be = nullptr;
     if (select_backend(b, &be) != Errc::ok) return "unavailable";
@@ -43,8 +50,9 @@ std::size_t compress_bound(std::size_t src_bytes) noexcept {
     // Worst case: every block stored (one mode byte each) at the smallest
     // block size, plus header, dims, index and checksum.
     const std::size_t blocks = src_bytes / detail::kMinBlockBytes + 1;
-    return detail::kFixedHeaderBytes + 32 + detail::kHeaderChecksumBytes +
-           blocks * (detail::kIndexEntryBytes + 1) + src_bytes;
+    const std::size_t overhead = detail::kFixedHeaderBytes + 32 + detail::kHeaderChecksumBytes +
+                                 blocks * (detail::kIndexEntryBytes + 1);
+    return src_bytes > ~std::size_t{0} - overhead ? 0 : src_bytes + overhead;
 }
 
 struct CompressContext::Impl {
@@ -66,7 +74,8 @@ Result CompressContext::compress(void* dst, std::size_t dst_cap, const void* src
         if (esize == 0) return Result::fail(Errc::unsupported_dtype);
         if ((!src && src_bytes) || (!dst && dst_cap)) return Result::fail(Errc::invalid_argument);
         if (src_bytes % esize) return Result::fail(Errc::size_not_multiple);
-        if (cfg.threads < 0 || cfg.rank > 4) return Result::fail(Errc::invalid_argument);
+        if (cfg.threads < 0 || cfg.threads > kMaxThreads || cfg.rank > 4)
+            return Result::fail(Errc::invalid_argument);
         if (cfg.block_bytes && (cfg.block_bytes < detail::kMinBlockBytes ||
                                 cfg.block_bytes > detail::kMaxBlockBytes))
             return Result::fail(Errc::invalid_argument);
@@ -81,6 +90,8 @@ Result CompressContext::compress(void* dst, std::size_t dst_cap, const void* src
         std::uint64_t product = 1;
         for (std::uint32_t d = 0; d < cfg.rank; ++d) {
             h.dims[d] = cfg.dims[d];
+            if (cfg.dims[d] != 0 && product > ~std::uint64_t{0} / cfg.dims[d])
+                return Result::fail(Errc::invalid_argument);  // the decoder would reject it
             product *= cfg.dims[d];
         }
         if (cfg.rank && product != h.count) return Result::fail(Errc::invalid_argument);
@@ -139,7 +150,7 @@ Result DecompressContext::decompress(void* dst, std::size_t dst_cap, const void*
                                      std::size_t src_bytes, const DecompressConfig& cfg) noexcept {
     try {
         if (!impl_) return Result::fail(Errc::out_of_memory);
-        if ((!src && src_bytes) || (!dst && dst_cap) || cfg.threads < 0)
+        if ((!src && src_bytes) || (!dst && dst_cap) || cfg.threads < 0 || cfg.threads > kMaxThreads)
             return Result::fail(Errc::invalid_argument);
         const detail::Backend* be = nullptr;
         if (Errc e = select_backend(cfg.backend, &be); e != Errc::ok) return Result::fail(e);
@@ -211,8 +222,10 @@ Errc get_frame_info(const void* src, std::size_t src_bytes, FrameInfo* info) noe
         info->block_count = h.block_count();
         info->compressed_bytes = f.total_bytes;
         return Errc::ok;
-    } catch (...) {
+    } catch (const std::bad_alloc&) {
         return Errc::out_of_memory;
+    } catch (...) {
+        return Errc::internal;
     }
 }
 

@@ -23,11 +23,14 @@ template <typename Cfg>
 mans_status set_common(Cfg& cfg, mans_param param, int64_t value) {
     switch (param) {
         case MANS_PARAM_THREADS:
-            if (value < 0 || value > 4096) return MANS_ERR_INVALID_ARGUMENT;
+            if (value < 0 || value > mans::kMaxThreads) return MANS_ERR_INVALID_ARGUMENT;
             cfg.threads = static_cast<int>(value);
             return MANS_OK;
         case MANS_PARAM_BACKEND:
-            if (value != MANS_BACKEND_AUTO && value != MANS_BACKEND_CPU) return MANS_ERR_BACKEND_UNAVAILABLE;
+            if (value < MANS_BACKEND_AUTO || value > MANS_BACKEND_HIP) return MANS_ERR_INVALID_ARGUMENT;
+            // Report an absent backend now rather than at the next call.
+            if (mans::Errc e = mans::backend_status(static_cast<mans::Backend>(value)); e != mans::Errc::ok)
+                return to_status(e);
             cfg.backend = static_cast<mans::Backend>(value);
             return MANS_OK;
         case MANS_PARAM_FORCE_SCALAR:
@@ -68,7 +71,9 @@ mans_status mans_cctx_set_param(mans_cctx* cctx, mans_param param, int64_t value
             cctx->dtype_set = true;
             return MANS_OK;
         case MANS_PARAM_BLOCK_BYTES:
-            if (value != 0 && (value < 4096 || value > (64 << 20))) return MANS_ERR_INVALID_ARGUMENT;
+            if (value != 0 && (value < static_cast<int64_t>(mans::kMinBlockBytes) ||
+                               value > static_cast<int64_t>(mans::kMaxBlockBytes)))
+                return MANS_ERR_INVALID_ARGUMENT;
             cctx->cfg.block_bytes = static_cast<size_t>(value);
             return MANS_OK;
         default:

@@ -56,13 +56,15 @@ typedef enum mans_dtype {
 
 typedef enum mans_backend {
     MANS_BACKEND_AUTO = 0,
-    MANS_BACKEND_CPU = 1
+    MANS_BACKEND_CPU = 1,
+    MANS_BACKEND_CUDA = 2,  /* reserved: not built yet (MANS_ERR_BACKEND_UNAVAILABLE) */
+    MANS_BACKEND_HIP = 3    /* reserved: not built yet (MANS_ERR_BACKEND_UNAVAILABLE) */
 } mans_backend;
 
 typedef enum mans_param {
     MANS_PARAM_DTYPE = 1,        /* mans_dtype; required for compression              */
-    MANS_PARAM_THREADS = 2,      /* 0 = all OpenMP threads; output never depends on it */
-    MANS_PARAM_BLOCK_BYTES = 3,  /* raw bytes per block, 0 = default (131072)          */
+    MANS_PARAM_THREADS = 2,      /* 0 = all OpenMP threads, at most 4096; output never depends on it */
+    MANS_PARAM_BLOCK_BYTES = 3,  /* raw bytes per block: 0 = default (131072), else 4096..64 MiB */
     MANS_PARAM_BACKEND = 4,      /* mans_backend                                       */
     MANS_PARAM_FORCE_SCALAR = 5  /* 1 = never use SIMD kernels (output is identical)   */
 } mans_param;
@@ -96,14 +98,16 @@ uint32_t mans_format_version(void);
  * "cpu (scalar)": the backend and the kernels it runs. Never NULL. */
 const char* mans_backend_description(mans_backend backend, int force_scalar);
 
-/* Largest stream that compressing src_size bytes can produce. */
+/* Largest stream that compressing src_size bytes can produce; 0 when that
+ * size does not fit in a size_t. Buffers may have any alignment. */
 size_t mans_compress_bound(size_t src_size);
 
 /* Contexts: NULL on allocation failure. free(NULL) is a no-op. */
 mans_cctx* mans_cctx_create(void);
 void mans_cctx_free(mans_cctx* cctx);
 mans_status mans_cctx_set_param(mans_cctx* cctx, mans_param param, int64_t value);
-/* Optional shape (slowest to fastest, rank 1..4) recorded in the next streams. */
+/* Optional shape (slowest to fastest, rank 1..4) recorded in the next streams;
+ * rank 0 clears it. The product of dims must equal the element count. */
 mans_status mans_cctx_set_dims(mans_cctx* cctx, uint32_t rank, const uint64_t* dims);
 
 /* Compresses src (src_size bytes, a multiple of the dtype size) into dst.

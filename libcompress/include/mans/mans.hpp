@@ -53,7 +53,16 @@ const char* dtype_name(DType t) noexcept;
 // Parses "u16", "uint16", "i32", "int32", ...; false when unknown.
 bool parse_dtype(const char* text, DType* out) noexcept;
 
-enum class Backend : std::uint8_t { automatic = MANS_BACKEND_AUTO, cpu = MANS_BACKEND_CPU };
+enum class Backend : std::uint8_t {
+    automatic = MANS_BACKEND_AUTO,
+    cpu = MANS_BACKEND_CPU,
+    cuda = MANS_BACKEND_CUDA,  // not built yet: Errc::backend_unavailable
+    hip = MANS_BACKEND_HIP,    // not built yet: Errc::backend_unavailable
+};
+
+// ok when `b` can run here, backend_unavailable when it is known but absent
+// (not built, or no device), invalid_argument for a value that is no Backend.
+Errc backend_status(Backend b) noexcept;
 
 // What `b` resolves to here, e.g. "cpu (avx2)"; never nullptr.
 const char* backend_description(Backend b, bool force_scalar) noexcept;
@@ -68,8 +77,8 @@ struct Result {
 
 struct CompressConfig {
     DType dtype = DType::u16;
-    std::size_t block_bytes = 0;  // raw bytes per block; 0 = default (128 KiB)
-    int threads = 0;              // 0 = all OpenMP threads; never changes the bytes
+    std::size_t block_bytes = 0;  // raw bytes per block: 0 = default (128 KiB), else 4 KiB..64 MiB
+    int threads = 0;              // 0 = all OpenMP threads (never more than blocks); never changes the bytes
     Backend backend = Backend::automatic;
     bool force_scalar = false;    // disable SIMD kernels; never changes the bytes
     std::uint32_t rank = 0;       // optional shape recorded in the stream (0 = none)
@@ -85,9 +94,16 @@ struct DecompressConfig {
 using FrameInfo = mans_frame_info;
 
 inline constexpr std::size_t kDefaultBlockBytes = 131072;
+inline constexpr std::size_t kMinBlockBytes = 4096;       // smallest CompressConfig::block_bytes
+inline constexpr std::size_t kMaxBlockBytes = 64u << 20;  // largest CompressConfig::block_bytes
+inline constexpr int kMaxThreads = 4096;                  // larger `threads` values are invalid
 
-// Largest stream compress() can produce for src_bytes of input.
+// Largest stream compress() can produce for src_bytes of input; 0 when that
+// size does not fit in a size_t.
 std::size_t compress_bound(std::size_t src_bytes) noexcept;
+
+// Buffers: src and dst may have any alignment. Elements are little-endian
+// (the layout of every supported host).
 
 // One-shot calls (allocate scratch internally). Result.size = bytes written.
 Result compress(void* dst, std::size_t dst_cap, const void* src, std::size_t src_bytes,

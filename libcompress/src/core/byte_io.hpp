@@ -26,6 +26,18 @@ MANS_HD void store_le(std::uint8_t* p, T v) {
     std::memcpy(p, &v, sizeof(T));
 }
 
+// Unsigned LEB128: 7 bits per byte, low bits first, high bit = more follows.
+inline constexpr unsigned kMaxVarintBytes = 10;
+inline unsigned encode_varint(std::uint64_t v, std::uint8_t* out) {
+    unsigned n = 0;
+    while (v >= 0x80) {
+        out[n++] = static_cast<std::uint8_t>(v | 0x80);
+        v >>= 7;
+    }
+    out[n++] = static_cast<std::uint8_t>(v);
+    return n;
+}
+
 class ByteReader {
 public:
     ByteReader(const std::uint8_t* data, std::size_t size) : p_(data), end_(data + size) {}
@@ -40,10 +52,11 @@ public:
         p_ += sizeof(T);
         return true;
     }
-    // Reads an unsigned LEB128 value of at most `max_bytes` bytes.
-    bool read_varint(std::uint32_t* out, int max_bytes = 5) {
+    // Reads an unsigned LEB128 value of at most `max_bytes` (1..4) bytes,
+    // so that it always fits in 28 bits.
+    bool read_varint(std::uint32_t* out, int max_bytes) {
         std::uint32_t v = 0;
-        for (int i = 0; i < max_bytes; ++i) {
+        for (int i = 0; i < max_bytes && i < 4; ++i) {
             if (p_ == end_) return false;
             const std::uint8_t b = *p_++;
             v |= static_cast<std::uint32_t>(b & 0x7f) << (7 * i);
@@ -98,11 +111,8 @@ public:
         p_ += sizeof(T);
     }
     void write_varint(std::uint64_t v) {
-        while (v >= 0x80) {
-            write<std::uint8_t>(static_cast<std::uint8_t>(v | 0x80));
-            v >>= 7;
-        }
-        write<std::uint8_t>(static_cast<std::uint8_t>(v));
+        std::uint8_t buf[kMaxVarintBytes];
+        write_bytes(buf, encode_varint(v, buf));
     }
     void write_bytes(const void* src, std::size_t n) {
         if (!reserve(n)) return;

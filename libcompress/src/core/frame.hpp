@@ -17,8 +17,8 @@ inline constexpr std::size_t kIndexEntryBytes = 8;
 inline constexpr std::size_t kHeaderChecksumBytes = 4;
 // Blocks hold at most 64 MiB of raw data, so a block's payload size
 // (at most raw + 1) always fits the index's 32-bit field.
-inline constexpr std::uint64_t kMaxBlockBytes = 64ull << 20;
-inline constexpr std::uint64_t kMinBlockBytes = 4096;
+inline constexpr std::uint64_t kMaxBlockBytes = mans::kMaxBlockBytes;
+inline constexpr std::uint64_t kMinBlockBytes = mans::kMinBlockBytes;
 
 struct FrameHeader {
     std::uint8_t version = MANS_FORMAT_VERSION;
@@ -30,7 +30,8 @@ struct FrameHeader {
     std::uint32_t block_elems = 0;  // elements per block (last block may be shorter)
 
     std::uint64_t block_count() const {
-        return block_elems ? (count + block_elems - 1) / block_elems : 0;
+        // Written so that it cannot wrap for counts near 2^64.
+        return block_elems ? count / block_elems + (count % block_elems != 0) : 0;
     }
     std::size_t header_bytes() const { return kFixedHeaderBytes + 8 * rank; }
     std::size_t prefix_bytes() const {  // header + index + header checksum

@@ -71,7 +71,7 @@ std::uint64_t coded_cost_fix16(const std::uint32_t* counts, const FreqTable& t, 
     return cost;
 }
 
-void write_freq_table(ByteWriter& w, const FreqTable& t, unsigned prob_bits) {
+void write_freq_table(ByteWriter& w, const FreqTable& t) {
     unsigned nsym = 0, last = 0;
     for (unsigned s = 0; s < 256; ++s)
         if (t.q[s]) ++nsym, last = s;
@@ -92,13 +92,12 @@ void write_freq_table(ByteWriter& w, const FreqTable& t, unsigned prob_bits) {
     // The last symbol's frequency is implied by the total.
     for (unsigned s = 0; s < last; ++s)
         if (t.q[s]) w.write_varint(t.q[s] - 1);
-    (void)prob_bits;
 }
 
-std::size_t freq_table_bytes(const FreqTable& t, unsigned prob_bits) {
+std::size_t freq_table_bytes(const FreqTable& t) {
     std::uint8_t scratch[1 + 32 + 256 * 2];
     ByteWriter w(scratch, sizeof scratch);
-    write_freq_table(w, t, prob_bits);
+    write_freq_table(w, t);
     return w.size();
 }
 
@@ -172,11 +171,10 @@ void build_enc_table(const FreqTable& t, unsigned prob_bits, EncSym* out) {
     }
 }
 
-void build_dec_table(const FreqTable& t, unsigned prob_bits, std::uint32_t* out) {
+void build_dec_table(const FreqTable& t, std::uint32_t* out) {
     std::uint32_t slot = 0;
     for (unsigned s = 0; s < 256; ++s)
         for (std::uint32_t b = 0; b < t.q[s]; ++b) out[slot++] = dec_entry(s, t.q[s], b);
-    (void)prob_bits;
 }
 
 }  // namespace mans::detail

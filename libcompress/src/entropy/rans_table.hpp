@@ -26,11 +26,11 @@ void normalize_freqs(const std::uint32_t* counts, unsigned prob_bits, FreqTable*
 std::uint64_t coded_cost_fix16(const std::uint32_t* counts, const FreqTable& t, unsigned prob_bits);
 
 // Compact table storage (docs/FORMAT.md "Frequency table").
-void write_freq_table(ByteWriter& w, const FreqTable& t, unsigned prob_bits);
+void write_freq_table(ByteWriter& w, const FreqTable& t);
 bool read_freq_table(ByteReader& r, unsigned prob_bits, FreqTable* t);
-std::size_t freq_table_bytes(const FreqTable& t, unsigned prob_bits);
+std::size_t freq_table_bytes(const FreqTable& t);
 
 void build_enc_table(const FreqTable& t, unsigned prob_bits, EncSym* out256);
-void build_dec_table(const FreqTable& t, unsigned prob_bits, std::uint32_t* out);
+void build_dec_table(const FreqTable& t, std::uint32_t* out);
 
 }  // namespace mans::detail

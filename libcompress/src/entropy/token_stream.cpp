@@ -100,7 +100,7 @@ bool encode_token_stream(const std::uint8_t* tokens, const LaneLayout& lay,
         for (unsigned c = 0; c < best_k; ++c) {
             FreqTable t;
             normalize_freqs(merged[c], bits, &t);
-            cost += coded_cost_fix16(merged[c], t, bits) + freq_table_bytes(t, bits) * 8 * kFixOne;
+            cost += coded_cost_fix16(merged[c], t, bits) + freq_table_bytes(t) * 8 * kFixOne;
         }
         if (cost < best_cost) best_cost = cost, best_bits = bits;
     }
@@ -132,7 +132,7 @@ bool encode_token_stream(const std::uint8_t* tokens, const LaneLayout& lay,
     ByteWriter w(head, sizeof head);
     w.write<std::uint8_t>(static_cast<std::uint8_t>(lanes_log2 | (k_log2 << 3)));
     w.write<std::uint8_t>(static_cast<std::uint8_t>(best_bits));
-    for (unsigned c = 0; c < best_k; ++c) write_freq_table(w, tables[c], best_bits);
+    for (unsigned c = 0; c < best_k; ++c) write_freq_table(w, tables[c]);
     w.write<std::uint32_t>(static_cast<std::uint32_t>(nwords));
     for (unsigned j = 0; j < lay.lanes; ++j) w.write<std::uint32_t>(args.states[j]);
     if (!w.ok()) return false;
@@ -159,7 +159,7 @@ bool decode_token_stream(ByteReader& r, std::size_t n, const RansKernels& kernel
     for (unsigned c = 0; c < contexts; ++c) {
         FreqTable t;
         if (!read_freq_table(r, bits, &t)) return false;
-        build_dec_table(t, bits, &sc.dec[static_cast<std::size_t>(c) << bits]);
+        build_dec_table(t, &sc.dec[static_cast<std::size_t>(c) << bits]);
     }
     std::uint32_t ctx_off[256];
     for (unsigned s = 0; s < 256; ++s) ctx_off[s] = context_of(s, contexts) << bits;

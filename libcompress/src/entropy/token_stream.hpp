@@ -28,8 +28,8 @@ bool encode_token_stream(const std::uint8_t* tokens, const LaneLayout& layout,
                          const RansKernels& kernels, TokenStreamScratch& scratch,
                          std::vector<std::uint8_t>& out);
 
-// Decodes a stream of n tokens from r into `out` (interleaved; at least
-// LaneLayout::make(n, 32).slots() bytes... use token_stream_slots()).
+// Decodes a stream of n tokens from r into `out` (resized to the layout's
+// slots, interleaved order) and returns the layout it used in *layout.
 // Returns false on any inconsistency.
 bool decode_token_stream(ByteReader& r, std::size_t n, const RansKernels& kernels,
                          TokenStreamScratch& scratch, std::vector<std::uint8_t>& out,

@@ -102,8 +102,14 @@ struct Elem {
 
 // Biased (order-preserving unsigned) value of element i.
 template <typename U>
-inline std::uint64_t load_biased(const U* p, std::size_t i, std::uint64_t flip) {
-    return static_cast<std::uint64_t>(p[i]) ^ flip;
+// Element buffers come from the caller as void* with no alignment promise,
+// so elements are read and written through memcpy (a plain move on x86).
+inline std::uint64_t load_biased(const std::uint8_t* p, std::size_t i, std::uint64_t flip) {
+    return static_cast<std::uint64_t>(load_le<U>(p + i * sizeof(U))) ^ flip;
+}
+template <typename U>
+inline void store_elem(std::uint8_t* p, std::size_t i, std::uint64_t v) {
+    store_le<U>(p + i * sizeof(U), static_cast<U>(v));
 }
 
 // Walks a block in element order, lane by lane: fn(slot, element index),
@@ -116,10 +122,15 @@ inline void for_each_element(const LaneLayout& lay, Fn&& fn) {
     }
 }
 
+// A raw-bit section must be consumed exactly: no over-read, no spare byte.
+bool bits_exact(const BitReader& br, std::uint32_t len) {
+    return !br.overrun() && (br.bits_consumed() + 7) / 8 == len;
+}
+
 // Hot loop of the hybrid-token mapping, kept free of member accesses so that
 // the byte stores cannot force reloads (char stores alias everything).
 template <typename U, Predictor kPred>
-void tokenize_hybrid(const U* x, const LaneLayout& lay, std::uint64_t flip, std::uint64_t center,
+void tokenize_hybrid(const std::uint8_t* x, const LaneLayout& lay, std::uint64_t flip, std::uint64_t center,
                      HybridSplit split, std::uint8_t* tokens, std::vector<std::uint8_t>* bits) {
     using E = Elem<U>;
     BitWriter bw(bits, lay.n * E::B);
@@ -128,11 +139,11 @@ void tokenize_hybrid(const U* x, const LaneLayout& lay, std::uint64_t flip, std:
     // go to their interleaved slots; raw bits follow element order.
     for (unsigned j = 0; j < lay.lanes; ++j) {
         const std::size_t len = lay.lane_len(j);
-        const U* src = x + j * lay.seg;
+        const std::uint8_t* src = x + j * lay.seg * sizeof(U);
         std::uint8_t* dst = tokens + j;
         std::uint64_t prev = center;  // a lane's first element refers to the center
         for (std::size_t t = 0; t < len; ++t) {
-            const std::uint64_t u = static_cast<std::uint64_t>(src[t]) ^ flip;
+            const std::uint64_t u = load_biased<U>(src, t, flip);
             const std::uint64_t v =
                 zigzag((u - (kPred == Predictor::lane_previous ? prev : center)) & E::mask, E::B);
             unsigned nraw = 0;
@@ -153,7 +164,7 @@ void tokenize_hybrid(const U* x, const LaneLayout& lay, std::uint64_t flip, std:
 template <typename U, Predictor kPred>
 bool reconstruct_hybrid(const std::uint8_t* tokens, const LaneLayout& lay, std::uint64_t flip,
                         std::uint64_t center, HybridSplit split, const std::uint8_t* bits,
-                        std::uint32_t len, U* y) {
+                        std::uint32_t len, std::uint8_t* y) {
     using E = Elem<U>;
     // Per-token base value and raw-bit count; invalid tokens flagged.
     struct TokenInfo {
@@ -161,7 +172,7 @@ bool reconstruct_hybrid(const std::uint8_t* tokens, const LaneLayout& lay, std::
         std::uint32_t nraw;
         std::uint32_t ok;
     };
-    TokenInfo info[256];
+    TokenInfo info[256] = {};
     for (unsigned t = 0; t < 256; ++t) {
         unsigned nr = 0;
         info[t].ok = hybrid_untoken(t, split, E::B, &info[t].base, &nr);
@@ -174,10 +185,10 @@ bool reconstruct_hybrid(const std::uint8_t* tokens, const LaneLayout& lay, std::
     for (unsigned j = 0; j < lay.lanes; ++j) {
         const std::size_t lane_len = lay.lane_len(j);
         const std::uint8_t* src = tokens + j;
-        U* dst = y + j * lay.seg;
-        std::uint64_t prev = center;
+        std::uint8_t* dst = y + j * lay.seg * sizeof(U);
+        std::uint64_t prev = center;  // a lane's first element refers to the center
         for (std::size_t t = 0; t < lane_len; ++t) {
-            const unsigned tk = src[t * lay.lanes];  // prev starts at the center
+            const unsigned tk = src[t * lay.lanes];
             const TokenInfo ti = info[tk];
             all_ok &= ti.ok;
             const std::uint64_t v = ti.base | (E::B > 32 ? br.get_wide(ti.nraw) : br.get(ti.nraw));
@@ -185,10 +196,10 @@ bool reconstruct_hybrid(const std::uint8_t* tokens, const LaneLayout& lay, std::
                 ((kPred == Predictor::lane_previous ? prev : center) + unzigzag(v, E::B)) & E::mask;
             if (kPred == Predictor::center_repeat) u = tk == repeat_tok ? prev : u;
             prev = u;
-            dst[t] = static_cast<U>(u ^ flip);
+            store_elem<U>(dst, t, u ^ flip);
         }
     }
-    return all_ok && !br.overrun() && (br.bits_consumed() + 7) / 8 == len;
+    return all_ok && bits_exact(br, len);
 }
 
 template <typename U>
@@ -197,7 +208,7 @@ public:
     using E = Elem<U>;
     // `nested`: codes the index array of a dictionary block, which may not
     // itself use a dictionary.
-    BlockEncoder(const U* src, std::size_t n, std::uint64_t flip, const RansKernels& k,
+    BlockEncoder(const std::uint8_t* src, std::size_t n, std::uint64_t flip, const RansKernels& k,
                  BlockScratch& sc, std::vector<std::uint8_t>& out, bool nested = false)
         : x_(src), n_(n), flip_(flip), kernels_(k), sc_(sc), out_(out),
           lay_(LaneLayout::make(n, lanes_for(n))), nested_(nested) {}
@@ -257,13 +268,12 @@ private:
         return ok;
     }
 
-private:
     Stats block_stats() const {
         Stats s;
         s.min = E::mask;
         s.max = 0;
         for (std::size_t i = 0; i < n_; ++i) {
-            const std::uint64_t u = load_biased(x_, i, flip_);
+            const std::uint64_t u = load_biased<U>(x_, i, flip_);
             s.min = u < s.min ? u : s.min;
             s.max = u > s.max ? u : s.max;
         }
@@ -290,7 +300,7 @@ private:
         s.clear();
         std::size_t k = 0;
         for_each_sampled([&](std::size_t i) {
-            if ((k++ & 3) == 0) s.push_back(load_biased(x_, i, flip_));
+            if ((k++ & 3) == 0) s.push_back(load_biased<U>(x_, i, flip_));
         });
         std::sort(s.begin(), s.end());
         const std::uint64_t median = s[s.size() / 2];
@@ -310,7 +320,7 @@ private:
     std::uint64_t mean_center() const {
         // Only used for B <= 32 and at most 2^26 elements: the sum fits.
         std::uint64_t sum = 0;
-        for (std::size_t i = 0; i < n_; ++i) sum += load_biased(x_, i, flip_);
+        for (std::size_t i = 0; i < n_; ++i) sum += load_biased<U>(x_, i, flip_);
         return sum / n_;
     }
 
@@ -322,7 +332,8 @@ private:
     }
 
     // Estimates every mapping on the sample; fills `out` best first and
-    // returns how many apply. Also fixes the center and the token splits.
+    // returns how many it kept (the best two after the context-aware
+    // re-estimate). Also fixes the center and the token splits.
     unsigned rank_modes(Candidate* out) {
         center_ = sample_median();
         ValueHist hc, hd, hr;
@@ -336,10 +347,10 @@ private:
         std::uint32_t sampled = 0;
         for_each_sampled([&](std::size_t i) {
             ++sampled;
-            const std::uint64_t u = load_biased(x_, i, flip_);
+            const std::uint64_t u = load_biased<U>(x_, i, flip_);
             const std::uint64_t vc = zigzag((u - center_) & E::mask, E::B);
             hc.add(vc);
-            const std::uint64_t prev = i ? load_biased(x_, i - 1, flip_) : center_;
+            const std::uint64_t prev = i ? load_biased<U>(x_, i - 1, flip_) : center_;
             hd.add(zigzag((u - prev) & E::mask, E::B));
             // Repeats of values that would need raw bits (>= 256 needs them
             // under every split).
@@ -392,7 +403,7 @@ private:
         for_each_sampled([&](std::size_t i) {
             const bool run_start = i != last + 1;
             last = i;
-            const std::uint64_t prev_u = i ? load_biased(x_, i - 1, flip_) : center_;
+            const std::uint64_t prev_u = i ? load_biased<U>(x_, i - 1, flip_) : center_;
             unsigned nraw = 0;
             const unsigned tok = tok_of(i, prev_u, &nraw);
             ++hist8[run_start ? 0 : token_class8(prev_tok)][tok];
@@ -412,7 +423,7 @@ private:
                                                                          : split_repeat_;
                 const unsigned repeat_tok = hybrid_token_count(ch.split, E::B);
                 return sample_stream_cost([&](std::size_t i, std::uint64_t prev_u, unsigned* nraw) {
-                    const std::uint64_t u = load_biased(x_, i, flip_);
+                    const std::uint64_t u = load_biased<U>(x_, i, flip_);
                     const std::uint64_t ref = hint == ModeHint::token_delta ? prev_u : center_;
                     unsigned tok = hybrid_token(zigzag((u - ref) & E::mask, E::B), ch.split, nraw);
                     if (hint == ModeHint::token_repeat && u == prev_u && *nraw) tok = repeat_tok, *nraw = 0;
@@ -424,14 +435,14 @@ private:
                 for (unsigned b = 0; b < plane_count(); ++b)
                     cost += sample_stream_cost([&](std::size_t i, std::uint64_t, unsigned* nraw) {
                         *nraw = 0;
-                        return static_cast<unsigned>(((load_biased(x_, i, flip_) - stats_.min) >> (8 * b)) & 0xff);
+                        return static_cast<unsigned>(((load_biased<U>(x_, i, flip_) - stats_.min) >> (8 * b)) & 0xff);
                     });
                 return cost;
             }
             case ModeHint::adm: {
                 const std::uint64_t c = mean_center();
                 return sample_stream_cost([&](std::size_t i, std::uint64_t, unsigned* nraw) {
-                    return adm_code(load_biased(x_, i, flip_), c, nraw);  // k signal bits
+                    return adm_code(load_biased<U>(x_, i, flip_), c, nraw);  // k signal bits
                 });
             }
             default:
@@ -446,13 +457,10 @@ private:
         return p;
     }
 
-    void put_value(std::uint64_t v) {
-        for (unsigned b = 0; b < sizeof(U); ++b) out_.push_back(static_cast<std::uint8_t>(v >> (8 * b)));
-    }
-    void put_u32(std::uint32_t v) { put_value_bytes(v, 4); }
-    void put_value_bytes(std::uint64_t v, unsigned bytes) {
+    void put_le(std::uint64_t v, unsigned bytes) {
         for (unsigned b = 0; b < bytes; ++b) out_.push_back(static_cast<std::uint8_t>(v >> (8 * b)));
     }
+    void put_value(std::uint64_t v) { put_le(v, sizeof(U)); }
 
     void put_stored() {
         out_.push_back(static_cast<std::uint8_t>(BlockMode::stored));
@@ -469,7 +477,7 @@ private:
 
     bool put_tokens_and_bits() {
         if (!encode_token_stream(sc_.tokens.data(), lay_, kernels_, sc_.stream, out_)) return false;
-        put_u32(static_cast<std::uint32_t>(sc_.bits.size()));
+        put_le(sc_.bits.size(), 4);
         out_.insert(out_.end(), sc_.bits.begin(), sc_.bits.end());
         return true;
     }
@@ -514,7 +522,7 @@ private:
         BitWriter bw(&sc_.bits, n_ * kAdmMaxK);
         for_each_element(lay_, [&](std::size_t slot, std::size_t i) {
             unsigned k = 0;
-            sc_.tokens[slot] = static_cast<std::uint8_t>(adm_code(load_biased(x_, i, flip_), c, &k));
+            sc_.tokens[slot] = static_cast<std::uint8_t>(adm_code(load_biased<U>(x_, i, flip_), c, &k));
             bw.put(1ull << (k - 1), k);  // k-1 zeros, then a one
         });
         bw.flush();
@@ -530,7 +538,7 @@ private:
         sc_.tokens.resize(lay_.slots());
         for (unsigned b = 0; b < nplanes; ++b) {
             for_each_element(lay_, [&](std::size_t slot, std::size_t i) {
-                const std::uint64_t w = load_biased(x_, i, flip_) - stats_.min;
+                const std::uint64_t w = load_biased<U>(x_, i, flip_) - stats_.min;
                 sc_.tokens[slot] = static_cast<std::uint8_t>(w >> (8 * b));
             });
             if (!encode_token_stream(sc_.tokens.data(), lay_, kernels_, sc_.stream, out_)) return false;
@@ -539,16 +547,14 @@ private:
     }
 
     void put_varint(std::uint64_t v) {
-        while (v >= 0x80) {
-            out_.push_back(static_cast<std::uint8_t>(v | 0x80));
-            v >>= 7;
-        }
-        out_.push_back(static_cast<std::uint8_t>(v));
+        std::uint8_t buf[kMaxVarintBytes];
+        out_.insert(out_.end(), buf, buf + encode_varint(v, buf));
     }
 
     // Mode 5: sorted distinct values (gap-coded), then the element indices
     // as a nested u32 block coded by the same mappings.
     bool put_dictionary() {
+        if (E::B < 16) return false;  // a u32 index per byte value never pays
         auto& dict = sc_.dict;
         auto& index = sc_.index;
         index.resize(n_);
@@ -556,32 +562,33 @@ private:
             // Counting: a map over the whole 16-bit value space.
             std::vector<std::uint32_t>& map = sc_.value_map;
             map.assign(std::size_t{1} << E::B, 0);
-            for (std::size_t i = 0; i < n_; ++i) map[load_biased(x_, i, flip_)] = 1;
+            for (std::size_t i = 0; i < n_; ++i) map[load_biased<U>(x_, i, flip_)] = 1;
             dict.clear();
             for (std::uint32_t v = 0; v < map.size(); ++v)
                 if (map[v]) map[v] = static_cast<std::uint32_t>(dict.size()), dict.push_back(v);
             if (dict.size() * 2 > n_) return false;
-            for (std::size_t i = 0; i < n_; ++i) index[i] = map[load_biased(x_, i, flip_)];
+            for (std::size_t i = 0; i < n_; ++i) index[i] = map[load_biased<U>(x_, i, flip_)];
         } else {
             dict.resize(n_);
-            for (std::size_t i = 0; i < n_; ++i) dict[i] = load_biased(x_, i, flip_);
+            for (std::size_t i = 0; i < n_; ++i) dict[i] = load_biased<U>(x_, i, flip_);
             std::sort(dict.begin(), dict.end());
             dict.erase(std::unique(dict.begin(), dict.end()), dict.end());
             if (dict.size() * 2 > n_) return false;
             for (std::size_t i = 0; i < n_; ++i)
                 index[i] = static_cast<std::uint32_t>(
-                    std::lower_bound(dict.begin(), dict.end(), load_biased(x_, i, flip_)) - dict.begin());
+                    std::lower_bound(dict.begin(), dict.end(), load_biased<U>(x_, i, flip_)) - dict.begin());
         }
         out_.push_back(static_cast<std::uint8_t>(BlockMode::dictionary));
         put_varint(dict.size() - 1);
         put_value(dict[0]);
         for (std::size_t d = 1; d < dict.size(); ++d) put_varint(dict[d] - dict[d - 1] - 1);
-        BlockEncoder<std::uint32_t> nested(index.data(), n_, 0, kernels_, sc_, out_, true);
+        BlockEncoder<std::uint32_t> nested(reinterpret_cast<const std::uint8_t*>(index.data()), n_, 0, kernels_,
+                                           sc_, out_, true);
         nested.run(ModeHint::automatic);
         return true;
     }
 
-    const U* x_;
+    const std::uint8_t* x_;
     std::size_t n_;
     std::uint64_t flip_;
     const RansKernels& kernels_;
@@ -599,7 +606,7 @@ template <typename U>
 class BlockDecoder {
 public:
     using E = Elem<U>;
-    BlockDecoder(ByteReader r, std::size_t n, U* dst, std::uint64_t flip, const RansKernels& k,
+    BlockDecoder(ByteReader r, std::size_t n, std::uint8_t* dst, std::uint64_t flip, const RansKernels& k,
                  BlockScratch& sc, bool nested = false)
         : r_(r), n_(n), y_(dst), flip_(flip), kernels_(k), sc_(sc), nested_(nested) {}
 
@@ -641,7 +648,7 @@ private:
     bool get_constant() {
         std::uint64_t v = 0;
         if (!get_value(&v)) return false;
-        std::fill(y_, y_ + n_, static_cast<U>(v ^ flip_));
+        for (std::size_t i = 0; i < n_; ++i) store_elem<U>(y_, i, v ^ flip_);
         return true;
     }
 
@@ -652,9 +659,6 @@ private:
     // Raw-bit section: u32 length, then exactly that many bytes.
     bool get_bits(const std::uint8_t** p, std::uint32_t* len) {
         return r_.read(len) && r_.take(*len, p);
-    }
-    static bool bits_exact(const BitReader& br, std::uint32_t len) {
-        return !br.overrun() && (br.bits_consumed() + 7) / 8 == len;
     }
 
     bool get_token() {
@@ -704,7 +708,7 @@ private:
             br.get(k);
             std::uint64_t u = 0;
             bad |= !adm_value(tok[slot], k, c, E::mask, &u);
-            y_[i] = static_cast<U>(u ^ flip_);
+            store_elem<U>(y_, i, u ^ flip_);
         });
         return !bad && bits_exact(br, len);
     }
@@ -715,27 +719,32 @@ private:
         if (!get_value(&base) || !r_.read(&nplanes) || nplanes == 0 || nplanes > sizeof(U))
             return false;
         // Accumulate the planes of w = u - base in place, then rebase.
-        std::fill(y_, y_ + n_, U(0));
+        std::memset(y_, 0, n_ * sizeof(U));
+        unsigned lanes = 0;
         for (unsigned b = 0; b < nplanes; ++b) {
             LaneLayout lay;
             if (!get_tokens(&lay)) return false;
+            if (b > 0 && lay.lanes != lanes) return false;  // all planes share one layout
+            lanes = lay.lanes;
             const std::uint8_t* tok = sc_.tokens.data();
             for_each_element(lay, [&](std::size_t slot, std::size_t i) {
-                y_[i] = static_cast<U>(y_[i] | (static_cast<std::uint64_t>(tok[slot]) << (8 * b)));
+                store_elem<U>(y_, i, load_le<U>(y_ + i * sizeof(U)) | (static_cast<std::uint64_t>(tok[slot]) << (8 * b)));
             });
         }
         bool bad = false;
         for (std::size_t i = 0; i < n_; ++i) {
-            const std::uint64_t w = y_[i];
+            const std::uint64_t w = load_le<U>(y_ + i * sizeof(U));
             bad |= w > E::mask - base;  // the sum would leave the type's range
-            y_[i] = static_cast<U>((base + w) ^ flip_);
+            store_elem<U>(y_, i, (base + w) ^ flip_);
         }
         return !bad;
     }
 
     bool get_dictionary() {
         std::uint64_t count_m1 = 0, value = 0;
-        if (!r_.read_varint64(&count_m1) || count_m1 >= n_ || !get_value(&value)) return false;
+        if (E::B < 16 || !r_.read_varint64(&count_m1) || count_m1 >= n_ || !get_value(&value)) return false;
+        // Every gap takes at least one byte: bound the allocation by the input.
+        if (count_m1 > r_.remaining()) return false;
         auto& dict = sc_.dict;
         dict.resize(static_cast<std::size_t>(count_m1) + 1);
         dict[0] = value;
@@ -751,21 +760,22 @@ private:
         const std::uint8_t* rest = nullptr;
         const std::size_t rest_bytes = r_.remaining();
         r_.take(rest_bytes, &rest);
-        BlockDecoder<std::uint32_t> nested(ByteReader(rest, rest_bytes), n_, index.data(), 0, kernels_, sc_, true);
+        BlockDecoder<std::uint32_t> nested(ByteReader(rest, rest_bytes), n_,
+                                           reinterpret_cast<std::uint8_t*>(index.data()), 0, kernels_, sc_, true);
         if (nested.run() != Errc::ok) return false;
         std::uint32_t bad = 0;
         const std::uint64_t size = dict.size();
         for (std::size_t i = 0; i < n_; ++i) {
             const std::uint32_t k = index[i];
             bad |= k >= size;
-            y_[i] = static_cast<U>(dict[k < size ? k : 0] ^ flip_);
+            store_elem<U>(y_, i, dict[k < size ? k : 0] ^ flip_);
         }
         return !bad;
     }
 
     ByteReader r_;
     std::size_t n_;
-    U* y_;
+    std::uint8_t* y_;
     std::uint64_t flip_;
     const RansKernels& kernels_;
     BlockScratch& sc_;
@@ -798,7 +808,7 @@ void encode_block(DType dtype, const void* src, std::size_t n, const RansKernels
                   BlockScratch& scratch, std::vector<std::uint8_t>& out, ModeHint hint) {
     dispatch_width(dtype, [&](auto zero) {
         using U = decltype(zero);
-        BlockEncoder<U> enc(static_cast<const U*>(src), n, sign_flip(dtype), kernels, scratch, out);
+        BlockEncoder<U> enc(static_cast<const std::uint8_t*>(src), n, sign_flip(dtype), kernels, scratch, out);
         enc.run(hint);
     });
 }
@@ -808,7 +818,7 @@ Errc decode_block(DType dtype, const std::uint8_t* payload, std::size_t size, st
     Errc e = Errc::unsupported_dtype;
     dispatch_width(dtype, [&](auto zero) {
         using U = decltype(zero);
-        BlockDecoder<U> dec(ByteReader(payload, size), n, static_cast<U*>(dst), sign_flip(dtype),
+        BlockDecoder<U> dec(ByteReader(payload, size), n, static_cast<std::uint8_t*>(dst), sign_flip(dtype),
                             kernels, scratch);
         e = dec.run();
     });

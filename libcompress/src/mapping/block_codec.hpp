@@ -2,7 +2,8 @@
 //
 // Each block picks its own mapping by estimated cost (docs/FORMAT.md "Block
 // payload"): stored, constant, hybrid tokens against the block center or the
-// previous element, ADM, or byte planes. Blocks share nothing, so a backend
+// previous element (optionally with a repeat token), ADM, byte planes, or a
+// dictionary of distinct values with a nested block of indices. Blocks share nothing, so a backend
 // may run them in any order or all at once.
 #pragma once
 

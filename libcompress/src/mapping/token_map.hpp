@@ -71,7 +71,11 @@ MANS_HD bool hybrid_untoken(unsigned tok, HybridSplit p, unsigned B, std::uint64
     }
     const unsigned rel = tok - (1u << p.s);
     const unsigned e = p.s + (rel >> p.m);
-    if (e >= B) return false;
+    if (e >= B) {
+        *base = 0;
+        *nraw = 0;
+        return false;
+    }
     const std::uint64_t mant = rel & ((1u << p.m) - 1);
     *nraw = e - p.m;
     *base = (1ull << e) | (mant << (e - p.m));
