@@ -1,0 +1,63 @@
+// elements.hpp - element access shared by the block encoder and decoder.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/byte_io.hpp"
+#include "entropy/rans.hpp"
+#include "mans/mans.hpp"
+
+namespace mans::detail {
+
+template <typename U>
+struct Elem {
+    static constexpr unsigned B = 8 * sizeof(U);
+    static constexpr std::uint64_t mask = B == 64 ? ~0ull : ((1ull << B) - 1);
+};
+
+
+// Element buffers come from the caller as void* with no alignment promise,
+// so elements are read and written through memcpy (a plain move on x86).
+// Biased (order-preserving unsigned) value of element i:
+template <typename U>
+inline std::uint64_t load_biased(const std::uint8_t* p, std::size_t i, std::uint64_t flip) {
+    return static_cast<std::uint64_t>(load_le<U>(p + i * sizeof(U))) ^ flip;
+}
+template <typename U>
+inline void store_elem(std::uint8_t* p, std::size_t i, std::uint64_t v) {
+    store_le<U>(p + i * sizeof(U), static_cast<U>(v));
+}
+
+
+// Walks a block in element order, lane by lane: fn(slot, element index),
+// where slot is the element's position in the coder's interleaved order.
+template <typename Fn>
+inline void for_each_element(const LaneLayout& lay, Fn&& fn) {
+    for (unsigned j = 0; j < lay.lanes; ++j) {
+        const std::size_t len = lay.lane_len(j), first = j * lay.seg;
+        for (std::size_t t = 0; t < len; ++t) fn(t * lay.lanes + j, first + t);
+    }
+}
+
+inline std::uint64_t sign_flip(DType t) {
+    switch (t) {
+        case DType::i16: return 1ull << 15;
+        case DType::i32: return 1ull << 31;
+        case DType::i64: return 1ull << 63;
+        default: return 0;
+    }
+}
+
+template <typename Fn>
+void dispatch_width(DType t, Fn&& fn) {
+    switch (dtype_size(t)) {
+        case 1: fn(std::uint8_t{}); break;
+        case 2: fn(std::uint16_t{}); break;
+        case 4: fn(std::uint32_t{}); break;
+        case 8: fn(std::uint64_t{}); break;
+        default: break;
+    }
+}
+
+}  // namespace mans::detail

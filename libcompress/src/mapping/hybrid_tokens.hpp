@@ -1,0 +1,168 @@
+// hybrid_tokens.hpp - the hybrid-token mapping (docs/FORMAT.md 2.1): its
+// encoder-side cost model and split search, and the element loops that turn
+// a block into tokens plus raw bits and back.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/bit_io.hpp"
+#include "entropy/cost_model.hpp"
+#include "entropy/token_stream.hpp"
+#include "mapping/elements.hpp"
+#include "mapping/token_map.hpp"
+
+namespace mans::detail {
+
+// Reference of the hybrid-token mapping (docs/FORMAT.md 2.1). center_repeat
+// adds one token meaning "same value as the previous element of the lane",
+// which turns runs of outliers (fill values, land masks) into cheap tokens.
+enum class Predictor : std::uint8_t { center = 0, lane_previous = 1, center_repeat = 2 };
+
+// Sample histograms of the hybrid-token source values v.
+struct ValueHist {
+    std::uint32_t small[256] = {};   // v < 256
+    std::uint32_t big[64][16] = {};  // v >= 256: [bit position e][top 4 mantissa bits]
+    std::uint64_t vmax = 0;
+
+    void add(std::uint64_t v) {
+        vmax = v > vmax ? v : vmax;
+        if (v < 256) {
+            ++small[v];
+        } else {
+            const unsigned e = bit_length64(v) - 1;
+            ++big[e][(v >> (e - 4)) & 15];
+        }
+    }
+};
+
+// Estimated bits (16.16) of coding the sampled values with split p.
+inline std::uint64_t hybrid_cost_fix16(const ValueHist& h, HybridSplit p, unsigned B, std::uint32_t repeats) {
+    std::uint32_t tok[256] = {};
+    if (repeats) tok[hybrid_token_count(p, B)] = repeats;
+    std::uint64_t raw_bits = 0;
+    const unsigned small_end = h.vmax < 255 ? static_cast<unsigned>(h.vmax) + 1 : 256;
+    for (unsigned v = 0; v < small_end; ++v) {
+        if (!h.small[v]) continue;
+        unsigned nraw = 0;
+        tok[hybrid_token(v, p, &nraw)] += h.small[v];
+        raw_bits += static_cast<std::uint64_t>(h.small[v]) * nraw;
+    }
+    const unsigned e_end = bit_length64(h.vmax) < B ? bit_length64(h.vmax) : B;
+    for (unsigned e = 8; e < e_end; ++e) {
+        for (unsigned top = 0; top < 16; ++top) {
+            const std::uint32_t c = h.big[e][top];
+            if (!c) continue;
+            const unsigned t = (1u << p.s) + ((e - p.s) << p.m) + (top >> (4 - p.m));
+            tok[t] += c;
+            raw_bits += static_cast<std::uint64_t>(c) * (e - p.m);
+        }
+    }
+    return estimate_order0_fix16(tok) + raw_bits * kFixOne;
+}
+
+struct HybridChoice {
+    HybridSplit split{0, 0};
+    std::uint64_t cost = ~0ull;
+};
+
+// `repeats` > 0 asks for a split that leaves room for the repeat token.
+inline HybridChoice best_split(const ValueHist& h, unsigned B, std::uint32_t repeats = 0) {
+    HybridChoice best;
+    for (unsigned s = 0; s <= 8; ++s) {
+        // Once every value is a direct token, m and larger s change nothing
+        // (the first valid such split is the one kept, as in a full search).
+        const bool all_direct = h.vmax < (1ull << s);
+        for (unsigned m = 0; m <= 4 && m <= s; ++m) {
+            const HybridSplit p{s, m};
+            if (!hybrid_split_valid(p, B, repeats != 0)) continue;
+            const std::uint64_t c = hybrid_cost_fix16(h, p, B, repeats);
+            if (c < best.cost) best = {p, c};
+            if (all_direct) return best;
+        }
+    }
+    return best;
+}
+
+// A raw-bit section must be consumed exactly: no over-read, no spare byte.
+inline bool bits_exact(const BitReader& br, std::uint32_t len) {
+    return !br.overrun() && (br.bits_consumed() + 7) / 8 == len;
+}
+
+// Hot loop of the hybrid-token mapping, kept free of member accesses so that
+// the byte stores cannot force reloads (char stores alias everything).
+template <typename U, Predictor kPred>
+void tokenize_hybrid(const std::uint8_t* x, const LaneLayout& lay, std::uint64_t flip, std::uint64_t center,
+                     HybridSplit split, std::uint8_t* tokens, std::vector<std::uint8_t>* bits) {
+    using E = Elem<U>;
+    BitWriter bw(bits, lay.n * E::B);
+    const unsigned repeat_tok = hybrid_token_count(split, E::B);
+    // Element order: lane by lane, each lane's segment front to back. Tokens
+    // go to their interleaved slots; raw bits follow element order.
+    for (unsigned j = 0; j < lay.lanes; ++j) {
+        const std::size_t len = lay.lane_len(j);
+        const std::uint8_t* src = x + j * lay.seg * sizeof(U);
+        std::uint8_t* dst = tokens + j;
+        std::uint64_t prev = center;  // a lane's first element refers to the center
+        for (std::size_t t = 0; t < len; ++t) {
+            const std::uint64_t u = load_biased<U>(src, t, flip);
+            const std::uint64_t v =
+                zigzag((u - (kPred == Predictor::lane_previous ? prev : center)) & E::mask, E::B);
+            unsigned nraw = 0;
+            unsigned tok = hybrid_token(v, split, &nraw);
+            if (kPred == Predictor::center_repeat && u == prev && nraw) tok = repeat_tok, nraw = 0;
+            prev = u;
+            dst[t * lay.lanes] = static_cast<std::uint8_t>(tok);
+            if (E::B > 32)
+                bw.put_wide(v, nraw);
+            else
+                bw.put(v, nraw);
+        }
+    }
+    bw.flush();
+}
+
+// Inverse of tokenize_hybrid.
+template <typename U, Predictor kPred>
+bool reconstruct_hybrid(const std::uint8_t* tokens, const LaneLayout& lay, std::uint64_t flip,
+                        std::uint64_t center, HybridSplit split, const std::uint8_t* bits,
+                        std::uint32_t len, std::uint8_t* y) {
+    using E = Elem<U>;
+    // Per-token base value and raw-bit count; invalid tokens flagged.
+    struct TokenInfo {
+        std::uint64_t base;
+        std::uint32_t nraw;
+        std::uint32_t ok;
+    };
+    TokenInfo info[256] = {};
+    for (unsigned t = 0; t < 256; ++t) {
+        unsigned nr = 0;
+        info[t].ok = hybrid_untoken(t, split, E::B, &info[t].base, &nr);
+        info[t].nraw = nr;
+    }
+    const unsigned repeat_tok = hybrid_token_count(split, E::B);
+    if (kPred == Predictor::center_repeat) info[repeat_tok] = {0, 0, 1};
+    BitReader br(bits, len);
+    std::uint32_t all_ok = 1;
+    for (unsigned j = 0; j < lay.lanes; ++j) {
+        const std::size_t lane_len = lay.lane_len(j);
+        const std::uint8_t* src = tokens + j;
+        std::uint8_t* dst = y + j * lay.seg * sizeof(U);
+        std::uint64_t prev = center;  // a lane's first element refers to the center
+        for (std::size_t t = 0; t < lane_len; ++t) {
+            const unsigned tk = src[t * lay.lanes];
+            const TokenInfo ti = info[tk];
+            all_ok &= ti.ok;
+            const std::uint64_t v = ti.base | (E::B > 32 ? br.get_wide(ti.nraw) : br.get(ti.nraw));
+            std::uint64_t u =
+                ((kPred == Predictor::lane_previous ? prev : center) + unzigzag(v, E::B)) & E::mask;
+            if (kPred == Predictor::center_repeat) u = tk == repeat_tok ? prev : u;
+            prev = u;
+            store_elem<U>(dst, t, u ^ flip);
+        }
+    }
+    return all_ok && bits_exact(br, len);
+}
+
+}  // namespace mans::detail
