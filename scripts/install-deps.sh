@@ -11,6 +11,7 @@ packages=(
   libbenchmark-dev                     # Google Benchmark
   libzstd-dev libhtscodecs-dev zstd    # peers in the benchmark comparison
   python3                              # test and dataset helpers
+  clang libclang-rt-14-dev libomp-14-dev  # libFuzzer builds (scripts/run-fuzzers.sh)
   netcdf-bin hdf5-tools                # datasets/fetch.sh: netCDF -> raw arrays
   ca-certificates
 )

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Command (2) of the README: install dependencies, build, run every test:
-# the Release suite (unit, CLI, golden, install, >4 GiB stream), then the unit
-# and CLI tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# the Release suite (unit, CLI, golden, install, >4 GiB stream, fuzz corpora),
+# then the unit and CLI tests again under AddressSanitizer +
+# UndefinedBehaviorSanitizer, then each libFuzzer target for a bounded time.
 # .ci/run calls exactly this.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -10,3 +11,4 @@ build="${BUILD_DIR:-$root/build}"
 BUILD_DIR="$build" "$root/scripts/build.sh" -DMANS_BUILD_TESTS=ON -DMANS_BUILD_BENCH=ON
 (cd "$build" && ctest --output-on-failure --timeout 900)
 BUILD_DIR="${SANITIZER_BUILD_DIR:-$root/build-asan}" "$root/scripts/run-sanitizers.sh"
+BUILD_DIR="${FUZZ_BUILD_DIR:-$root/build-fuzz}" "$root/scripts/run-fuzzers.sh"
