@@ -22,6 +22,7 @@ constexpr std::size_t kSampleRuns = 32;
 
 struct Stats {
     std::uint64_t min = 0, max = 0;
+    std::uint64_t sum = 0;  // of biased values; only read for B <= 32, where it cannot overflow
 };
 
 
@@ -99,6 +100,7 @@ private:
             const std::uint64_t u = load_biased<U>(x_, i, flip_);
             s.min = u < s.min ? u : s.min;
             s.max = u > s.max ? u : s.max;
+            s.sum += u;
         }
         return s;
     }
@@ -140,12 +142,8 @@ private:
         return median;
     }
 
-    std::uint64_t mean_center() const {
-        // Only used for B <= 32 and at most 2^26 elements: the sum fits.
-        std::uint64_t sum = 0;
-        for (std::size_t i = 0; i < n_; ++i) sum += load_biased<U>(x_, i, flip_);
-        return sum / n_;
-    }
+    // ADM's center as published: floor of the block mean (B <= 32 only).
+    std::uint64_t mean_center() const { return stats_.sum / n_; }
 
     bool adm_possible() const {
         if (E::B != 16 && E::B != 32) return false;
