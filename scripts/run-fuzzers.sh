@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Builds the fuzz targets with clang + libFuzzer + ASan/UBSan into BUILD_DIR
-# (default build-fuzz) and runs each for MANS_FUZZ_SECONDS (default 30)
-# from the generated seeds, the regression inputs and the golden vectors.
+# (default build-fuzz) and runs each from the generated seeds, the regression
+# inputs and the golden vectors. Default (CI): a fixed seed and a fixed number
+# of runs per target (about 30 s here), so every CI run tries the same inputs
+# and a failure is reproducible. MANS_FUZZ_SECONDS=N runs each target for N
+# seconds with a random seed instead (longer campaigns).
 # A crash, hang (-timeout), leak or broken property fails the run; the
 # reproducer is left in BUILD_DIR/fuzz-artifacts.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD_DIR:-$root/build-fuzz}"
-seconds="${MANS_FUZZ_SECONDS:-30}"
+seconds="${MANS_FUZZ_SECONDS:-}"
 flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -g -O1"
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DMANS_BUILD_FUZZERS=ON -DMANS_BUILD_BENCH=OFF -DMANS_BUILD_CLI=OFF \
@@ -24,11 +27,17 @@ for t in decompress block roundtrip; do
   extra=("$seeds/$t" "$root/tests/fuzz/regressions/$t")
   [ "$t" = decompress ] && extra+=("$root/tests/golden")
   max_len=65536
-  [ "$t" = roundtrip ] && max_len=8192  # each run compresses twice and decompresses
-  echo "== fuzz_$t for ${seconds}s"
+  case "$t" in  # fixed run counts: about 30 s each on 2 cores
+    decompress) runs=100000 ;;
+    block) runs=60000 ;;
+    roundtrip) runs=1200 max_len=8192 ;;  # each run compresses twice and decompresses
+  esac
+  if [ -n "$seconds" ]; then budget=(-max_total_time="$seconds"); else budget=(-runs="$runs" -seed=1); fi
+  echo "== fuzz_$t (${budget[*]})"
   log="$build/fuzz-artifacts/$t.log"
   rc=0
-  "$build/tests/fuzz/fuzz_$t" "$corpus" "${extra[@]}" -max_total_time="$seconds" -timeout=10 \
+  rm -rf "$corpus" && mkdir -p "$corpus"  # start from the committed seeds every time
+  "$build/tests/fuzz/fuzz_$t" "$corpus" "${extra[@]}" "${budget[@]}" -timeout=10 \
     -rss_limit_mb=4096 -max_len="$max_len" -print_final_stats=1 \
     -artifact_prefix="$build/fuzz-artifacts/$t-" > "$log" 2>&1 || rc=$?
   grep -E "^(Done [0-9]+ runs|stat::number_of_executed_units|stat::peak_rss_mb|==[0-9]+==ERROR|SUMMARY)" "$log" || true
