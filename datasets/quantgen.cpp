@@ -87,18 +87,19 @@ int main(int argc, char** argv) {
   bool u32 = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    // The value after option `a`, which must be a positive number.
+    auto positive_arg = [&](const char* what) {
+      if (i + 1 >= argc) usage();
+      char* end = nullptr;
+      errno = 0;
+      const double v = std::strtod(argv[++i], &end);
+      if (errno || !end || *end || !(v > 0.0)) die(what);
+      return v;
+    };
     if (a == "--rel") {
-      if (i + 1 >= argc) usage();
-      char* end = nullptr;
-      errno = 0;
-      rel = std::strtod(argv[++i], &end);
-      if (errno || !end || *end || !(rel > 0.0)) die("bad --rel value");
+      rel = positive_arg("bad --rel value");
     } else if (a == "--fill-abs") {
-      if (i + 1 >= argc) usage();
-      char* end = nullptr;
-      errno = 0;
-      g_fill_abs = std::strtod(argv[++i], &end);
-      if (errno || !end || *end || !(g_fill_abs > 0.0)) die("bad --fill-abs value");
+      g_fill_abs = positive_arg("bad --fill-abs value");
     } else if (a == "--u32") {
       u32 = true;
     } else if (a == "-h" || a == "--help") {
