@@ -106,10 +106,8 @@ Result CompressContext::compress(void* dst, std::size_t dst_cap, const void* src
         const auto* bytes = static_cast<const std::uint8_t*>(src);
 
         be->for_each_block(nblocks, cfg.threads, [&](std::size_t b, int worker) {
-            const std::uint64_t first = b * static_cast<std::uint64_t>(h.block_elems);
-            const std::size_t n = static_cast<std::size_t>(
-                std::min<std::uint64_t>(h.block_elems, h.count - first));
-            const std::uint8_t* raw = bytes + first * esize;
+            const std::size_t n = static_cast<std::size_t>(h.block_len(b));
+            const std::uint8_t* raw = bytes + h.block_first(b) * esize;
             auto& out = im.payloads[b];
             out.clear();
             detail::encode_block(h.dtype, raw, n, kernels, im.scratch[worker], out);
@@ -170,10 +168,8 @@ Result DecompressContext::decompress(void* dst, std::size_t dst_cap, const void*
         // Report the error of the lowest failing block, whatever the schedule.
         std::vector<Errc> errors(nblocks, Errc::ok);
         be->for_each_block(nblocks, cfg.threads, [&](std::size_t b, int worker) {
-            const std::uint64_t first = b * static_cast<std::uint64_t>(h.block_elems);
-            const std::size_t n = static_cast<std::size_t>(
-                std::min<std::uint64_t>(h.block_elems, h.count - first));
-            std::uint8_t* raw = out + first * esize;
+            const std::size_t n = static_cast<std::size_t>(h.block_len(b));
+            std::uint8_t* raw = out + h.block_first(b) * esize;
             const auto& entry = im.frame.index[b];
             Errc e = detail::decode_block(h.dtype, in + im.frame.offsets[b], entry.payload_bytes, n, raw,
                                           kernels, im.scratch[worker]);

@@ -88,10 +88,9 @@ Errc parse_frame(const std::uint8_t* src, std::size_t size, ParsedFrame* out) {
         IndexEntry& e = out->index[b];
         e.payload_bytes = load_le<std::uint32_t>(p);
         e.content_checksum = load_le<std::uint32_t>(p + 4);
-        const std::uint64_t elems =
-            b + 1 < nblocks ? h.block_elems : h.count - b * static_cast<std::uint64_t>(h.block_elems);
         // A payload is a mode byte plus at most the raw bytes.
-        MANS_RETURN_IF(e.payload_bytes == 0 || e.payload_bytes > 1 + elems * esize, Errc::corrupt_header);
+        MANS_RETURN_IF(e.payload_bytes == 0 || e.payload_bytes > 1 + h.block_len(b) * esize,
+                       Errc::corrupt_header);
         out->offsets[b] = offset;
         offset += e.payload_bytes;
     }

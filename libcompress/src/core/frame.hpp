@@ -33,6 +33,12 @@ struct FrameHeader {
         // Written so that it cannot wrap for counts near 2^64.
         return block_elems ? count / block_elems + (count % block_elems != 0) : 0;
     }
+    // First element of block b and its element count (the last block may be short).
+    std::uint64_t block_first(std::uint64_t b) const { return b * block_elems; }
+    std::uint64_t block_len(std::uint64_t b) const {
+        const std::uint64_t left = count - block_first(b);
+        return left < block_elems ? left : block_elems;
+    }
     std::size_t header_bytes() const { return kFixedHeaderBytes + 8 * rank; }
     std::size_t prefix_bytes() const {  // header + index + header checksum
         return header_bytes() + kIndexEntryBytes * block_count() + kHeaderChecksumBytes;

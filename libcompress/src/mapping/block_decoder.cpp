@@ -44,9 +44,7 @@ private:
     bool get_value(std::uint64_t* v) {
         const std::uint8_t* p = nullptr;
         if (!r_.take(sizeof(U), &p)) return false;
-        std::uint64_t x = 0;
-        for (unsigned b = 0; b < sizeof(U); ++b) x |= static_cast<std::uint64_t>(p[b]) << (8 * b);
-        *v = x;
+        *v = load_le<U>(p);
         return true;
     }
 
@@ -68,9 +66,10 @@ private:
         return decode_token_stream(r_, n_, kernels_, sc_.stream, sc_.tokens, lay);
     }
 
-    // Raw-bit section: u32 length, then exactly that many bytes.
-    bool get_bits(const std::uint8_t** p, std::uint32_t* len) {
-        return r_.read(len) && r_.take(*len, p);
+    // A token stream, then its raw-bit section (u32 length, then exactly
+    // that many bytes): the twin of the encoder's put_tokens_and_bits.
+    bool get_tokens_and_bits(LaneLayout* lay, const std::uint8_t** bits, std::uint32_t* len) {
+        return get_tokens(lay) && r_.read(len) && r_.take(*len, bits);
     }
 
     bool get_token() {
@@ -80,21 +79,12 @@ private:
         const HybridSplit split{s, m};
         if (pred > 2 || !hybrid_split_valid(split, E::B, pred == 2)) return false;
         LaneLayout lay;
-        if (!get_tokens(&lay)) return false;
         const std::uint8_t* bits = nullptr;
         std::uint32_t len = 0;
-        if (!get_bits(&bits, &len)) return false;
-
-        const std::uint8_t* tok = sc_.tokens.data();
-        switch (static_cast<Predictor>(pred)) {
-            case Predictor::center:
-                return reconstruct_hybrid<U, Predictor::center>(tok, lay, flip_, c, split, bits, len, y_);
-            case Predictor::lane_previous:
-                return reconstruct_hybrid<U, Predictor::lane_previous>(tok, lay, flip_, c, split, bits, len, y_);
-            case Predictor::center_repeat:
-                return reconstruct_hybrid<U, Predictor::center_repeat>(tok, lay, flip_, c, split, bits, len, y_);
-        }
-        return false;
+        if (!get_tokens_and_bits(&lay, &bits, &len)) return false;
+        return with_predictor(static_cast<Predictor>(pred), [&](auto p) {
+            return reconstruct_hybrid<U, decltype(p)::value>(sc_.tokens.data(), lay, flip_, c, split, bits, len, y_);
+        });
     }
 
     bool get_adm() {
@@ -102,10 +92,9 @@ private:
         std::uint64_t c = 0;
         if (!get_value(&c)) return false;
         LaneLayout lay;
-        if (!get_tokens(&lay)) return false;
         const std::uint8_t* bits = nullptr;
         std::uint32_t len = 0;
-        if (!get_bits(&bits, &len)) return false;
+        if (!get_tokens_and_bits(&lay, &bits, &len)) return false;
         BitReader br(bits, len);
         bool bad = false;
         const std::uint8_t* tok = sc_.tokens.data();

@@ -25,7 +25,6 @@ struct Stats {
     std::uint64_t sum = 0;  // of biased values; only read for B <= 32, where it cannot overflow
 };
 
-
 template <typename U>
 class BlockEncoder {
 public:
@@ -137,8 +136,8 @@ private:
             static_cast<std::size_t>(std::unique(s.begin() + static_cast<std::ptrdiff_t>(lo),
                                                  s.begin() + static_cast<std::ptrdiff_t>(hi) + 1) -
                                      (s.begin() + static_cast<std::ptrdiff_t>(lo)));
-        dictionary_candidate_ = !nested_ && E::B >= 16 && s.size() >= 64 && 2 * static_cast<std::uint64_t>(distinct) <= span &&
-                                distinct * 4 <= s.size();
+        dictionary_candidate_ = !nested_ && E::B >= 16 && s.size() >= 64 &&
+                                2 * static_cast<std::uint64_t>(distinct) <= span && distinct * 4 <= s.size();
         return median;
     }
 
@@ -152,10 +151,10 @@ private:
         return stats_.max - c <= limit && c - stats_.min <= limit;
     }
 
-    // Estimates every mapping on the sample; fills `out` best first and
-    // returns how many it kept (the best two after the context-aware
-    // re-estimate). Also fixes the center and the token splits.
-    unsigned rank_modes(Candidate* out) {
+    // Estimates every mapping on the sample and puts the best first in `out`
+    // (the best two are re-estimated with contexts). Also fixes the center
+    // and the token splits.
+    void rank_modes(Candidate* out) {
         center_ = sample_median();
         ValueHist hc, hd, hr;
         std::uint32_t repeats = 0;
@@ -209,7 +208,6 @@ private:
         const unsigned refine = count < 2 ? count : 2;
         for (unsigned c = 0; c < refine; ++c) out[c].cost = refined_cost(out[c].hint);
         std::sort(out, out + refine, by_cost);
-        return refine;
     }
 
     // Context-aware estimate on the sample of a token stream whose token and
@@ -319,19 +317,10 @@ private:
         out_.push_back(static_cast<std::uint8_t>(split.s));
         out_.push_back(static_cast<std::uint8_t>(split.m));
         sc_.tokens.resize(lay_.slots());
-        switch (pred) {
-            case Predictor::center:
-                tokenize_hybrid<U, Predictor::center>(x_, lay_, flip_, center_, split, sc_.tokens.data(), &sc_.bits);
-                break;
-            case Predictor::lane_previous:
-                tokenize_hybrid<U, Predictor::lane_previous>(x_, lay_, flip_, center_, split, sc_.tokens.data(),
-                                                             &sc_.bits);
-                break;
-            case Predictor::center_repeat:
-                tokenize_hybrid<U, Predictor::center_repeat>(x_, lay_, flip_, center_, split, sc_.tokens.data(),
-                                                             &sc_.bits);
-                break;
-        }
+        with_predictor(pred, [&](auto p) {
+            tokenize_hybrid<U, decltype(p)::value>(x_, lay_, flip_, center_, split, sc_.tokens.data(), &sc_.bits);
+            return true;
+        });
         return put_tokens_and_bits();
     }
 

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "core/bit_io.hpp"
@@ -19,6 +20,18 @@ namespace mans::detail {
 // adds one token meaning "same value as the previous element of the lane",
 // which turns runs of outliers (fill values, land masks) into cheap tokens.
 enum class Predictor : std::uint8_t { center = 0, lane_previous = 1, center_repeat = 2 };
+
+// Calls fn(std::integral_constant<Predictor, p>{}) so that the element loops
+// below are instantiated per predictor; false for an unknown value.
+template <typename Fn>
+bool with_predictor(Predictor p, Fn&& fn) {
+    switch (p) {
+        case Predictor::center: return fn(std::integral_constant<Predictor, Predictor::center>{});
+        case Predictor::lane_previous: return fn(std::integral_constant<Predictor, Predictor::lane_previous>{});
+        case Predictor::center_repeat: return fn(std::integral_constant<Predictor, Predictor::center_repeat>{});
+    }
+    return false;
+}
 
 // Sample histograms of the hybrid-token source values v.
 struct ValueHist {
