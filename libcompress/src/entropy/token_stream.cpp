@@ -30,6 +30,15 @@ std::uint64_t approx_table_fix16(unsigned nsym) {
     return bytes * 8 * kFixOne;
 }
 
+// Folds the 8 class histograms into k contexts: classes >= k-1 share the last.
+void merge_contexts(const std::uint32_t (*hist8)[256], unsigned k, std::uint32_t (*merged)[256]) {
+    std::memset(merged, 0, sizeof(std::uint32_t) * kMaxContexts * 256);
+    for (unsigned c = 0; c < kMaxContexts; ++c) {
+        const unsigned dst = c < k ? c : k - 1;
+        for (unsigned s = 0; s < 256; ++s) merged[dst][s] += hist8[c][s];
+    }
+}
+
 }  // namespace
 
 std::uint64_t estimate_order0_fix16(const std::uint32_t* hist) {
@@ -40,11 +49,7 @@ std::uint64_t estimate_context_cost_fix16(const std::uint32_t (*hist8)[256], uns
     std::uint64_t best_cost = ~0ull;
     std::uint32_t merged[kMaxContexts][256];
     for (unsigned k = 1; k <= kMaxContexts; k *= 2) {
-        std::memset(merged, 0, sizeof merged);
-        for (unsigned c = 0; c < kMaxContexts; ++c) {
-            const unsigned dst = c < k ? c : k - 1;
-            for (unsigned s = 0; s < 256; ++s) merged[dst][s] += hist8[c][s];
-        }
+        merge_contexts(hist8, k, merged);
         std::uint64_t cost = 0;
         for (unsigned c = 0; c < k; ++c) cost += estimate_order0_fix16(merged[c]);
         if (cost < best_cost) {
@@ -77,11 +82,7 @@ bool encode_token_stream(const std::uint8_t* tokens, const LaneLayout& lay,
     unsigned best_k = 1;
     std::uint64_t best_cost = estimate_context_cost_fix16(hist8, &best_k);
     std::uint32_t merged[kMaxContexts][256];
-    std::memset(merged, 0, sizeof merged);
-    for (unsigned c = 0; c < kMaxContexts; ++c) {
-        const unsigned dst = c < best_k ? c : best_k - 1;
-        for (unsigned s = 0; s < 256; ++s) merged[dst][s] += hist8[c][s];
-    }
+    merge_contexts(hist8, best_k, merged);
     // An empty context still gets a valid table so that any decoded stream
     // stays memory-safe; it is never used by a valid stream.
     for (unsigned c = 0; c < best_k; ++c)
