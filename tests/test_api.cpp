@@ -30,6 +30,7 @@ static_assert(MANS_ERR_CONTENT_CHECKSUM == 26, "pinned");
 static_assert(MANS_ERR_TRAILING_BYTES == 27, "pinned");
 static_assert(MANS_ERR_OUT_OF_MEMORY == 30, "pinned");
 static_assert(MANS_ERR_INTERNAL == 40, "pinned");
+static_assert(MANS_ERR_TARGET_UNREACHABLE == 15 && MANS_ERR_IO == 31, "pinned");
 static_assert(static_cast<int>(mans::Errc::truncated) == MANS_ERR_TRUNCATED, "C++ mirrors C");
 static_assert(static_cast<int>(mans::Errc::internal) == MANS_ERR_INTERNAL, "C++ mirrors C");
 // dtype numbers are stored in streams.
@@ -52,6 +53,7 @@ TEST_CASE("status names and messages are pinned for every code", "[api]") {
         {MANS_ERR_DST_TOO_SMALL, "MANS_ERR_DST_TOO_SMALL"},
         {MANS_ERR_SIZE_NOT_MULTIPLE, "MANS_ERR_SIZE_NOT_MULTIPLE"},
         {MANS_ERR_BACKEND_UNAVAILABLE, "MANS_ERR_BACKEND_UNAVAILABLE"},
+        {MANS_ERR_TARGET_UNREACHABLE, "MANS_ERR_TARGET_UNREACHABLE"},
         {MANS_ERR_BAD_MAGIC, "MANS_ERR_BAD_MAGIC"},
         {MANS_ERR_UNSUPPORTED_VERSION, "MANS_ERR_UNSUPPORTED_VERSION"},
         {MANS_ERR_TRUNCATED, "MANS_ERR_TRUNCATED"},
@@ -61,6 +63,7 @@ TEST_CASE("status names and messages are pinned for every code", "[api]") {
         {MANS_ERR_CONTENT_CHECKSUM, "MANS_ERR_CONTENT_CHECKSUM"},
         {MANS_ERR_TRAILING_BYTES, "MANS_ERR_TRAILING_BYTES"},
         {MANS_ERR_OUT_OF_MEMORY, "MANS_ERR_OUT_OF_MEMORY"},
+        {MANS_ERR_IO, "MANS_ERR_IO"},
         {MANS_ERR_INTERNAL, "MANS_ERR_INTERNAL"},
     };
     std::vector<std::string> messages;

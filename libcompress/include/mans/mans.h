@@ -31,6 +31,7 @@ typedef enum mans_status {
     MANS_ERR_DST_TOO_SMALL = 12,      /* dst_capacity below what is needed      */
     MANS_ERR_SIZE_NOT_MULTIPLE = 13,  /* src_size not a multiple of dtype size  */
     MANS_ERR_BACKEND_UNAVAILABLE = 14,/* requested backend absent on this host  */
+    MANS_ERR_TARGET_UNREACHABLE = 15, /* PRISM: bound tighter than the archive's */
     MANS_ERR_BAD_MAGIC = 20,          /* not a mans stream                      */
     MANS_ERR_UNSUPPORTED_VERSION = 21,/* format version newer than this library */
     MANS_ERR_TRUNCATED = 22,          /* stream ends before a field it declares */
@@ -40,6 +41,7 @@ typedef enum mans_status {
     MANS_ERR_CONTENT_CHECKSUM = 26,   /* decoded block differs from original    */
     MANS_ERR_TRAILING_BYTES = 27,     /* bytes after the declared end of stream */
     MANS_ERR_OUT_OF_MEMORY = 30,
+    MANS_ERR_IO = 31,                 /* a read from a PRISM source failed      */
     MANS_ERR_INTERNAL = 40
 } mans_status;
 

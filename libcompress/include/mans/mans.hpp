@@ -21,6 +21,7 @@ enum class Errc : int {
     dst_too_small = MANS_ERR_DST_TOO_SMALL,
     size_not_multiple = MANS_ERR_SIZE_NOT_MULTIPLE,
     backend_unavailable = MANS_ERR_BACKEND_UNAVAILABLE,
+    target_unreachable = MANS_ERR_TARGET_UNREACHABLE,
     bad_magic = MANS_ERR_BAD_MAGIC,
     unsupported_version = MANS_ERR_UNSUPPORTED_VERSION,
     truncated = MANS_ERR_TRUNCATED,
@@ -30,6 +31,7 @@ enum class Errc : int {
     content_checksum = MANS_ERR_CONTENT_CHECKSUM,
     trailing_bytes = MANS_ERR_TRAILING_BYTES,
     out_of_memory = MANS_ERR_OUT_OF_MEMORY,
+    io = MANS_ERR_IO,
     internal = MANS_ERR_INTERNAL,
 };
 

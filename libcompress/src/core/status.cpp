@@ -17,6 +17,8 @@ constexpr StatusText kStatusTable[] = {
      "input size is not a multiple of the element size"},
     {MANS_ERR_BACKEND_UNAVAILABLE, "MANS_ERR_BACKEND_UNAVAILABLE",
      "requested backend is not available on this machine"},
+    {MANS_ERR_TARGET_UNREACHABLE, "MANS_ERR_TARGET_UNREACHABLE",
+     "requested error bound is tighter than the archive was compressed for"},
     {MANS_ERR_BAD_MAGIC, "MANS_ERR_BAD_MAGIC", "not a mans stream (bad magic number)"},
     {MANS_ERR_UNSUPPORTED_VERSION, "MANS_ERR_UNSUPPORTED_VERSION",
      "stream format version not supported by this library"},
@@ -28,6 +30,7 @@ constexpr StatusText kStatusTable[] = {
      "decoded data does not match its checksum"},
     {MANS_ERR_TRAILING_BYTES, "MANS_ERR_TRAILING_BYTES", "unexpected bytes after the end of the stream"},
     {MANS_ERR_OUT_OF_MEMORY, "MANS_ERR_OUT_OF_MEMORY", "out of memory"},
+    {MANS_ERR_IO, "MANS_ERR_IO", "reading the archive source failed"},
     {MANS_ERR_INTERNAL, "MANS_ERR_INTERNAL", "internal error"},
 };
 

@@ -8,3 +8,10 @@
     do {                           \
         if (cond) return (errc);   \
     } while (0)
+
+// Return the error of `expr` (an Errc) from the enclosing function.
+#define MANS_RETURN_IF_ERROR(expr)                         \
+    do {                                                   \
+        const ::mans::Errc mans_status_ = (expr);          \
+        if (mans_status_ != ::mans::Errc::ok) return mans_status_; \
+    } while (0)

@@ -1,0 +1,48 @@
+// base.hpp - the base segment: everything a retrieval needs besides planes
+// (per-block stencil kinds, the mask of exactly kept values and their bits,
+// outlier positions and values, the anchor).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "prism/archive.hpp"
+
+namespace mans::detail::prism {
+
+enum PointFlag : std::uint8_t {
+    kRegular = 0,  // predicted and quantized
+    kMasked = 1,   // non-finite or fill: output exact, prediction value inside
+    kOutlier = 2,  // prediction failed: value stored exactly
+    kAnchor = 3,   // the origin: value stored exactly
+};
+
+struct BaseData {
+    std::vector<std::vector<std::uint8_t>> kind_bits;  // per level: one bit per block (per_block levels)
+    std::vector<std::uint8_t> mask_bits;                // count bits when masked_count > 0
+    std::vector<std::uint8_t> masked_values;            // element bytes, in point order
+    std::vector<std::uint64_t> outlier_index;           // increasing
+    std::vector<std::uint8_t> outlier_values;           // element bytes
+    std::vector<std::uint8_t> anchor_value;             // element bytes (empty when masked or no data)
+};
+
+// Blob sequence of docs/FORMAT.md section 4.7.
+std::vector<std::uint8_t> encode_base(const BaseData& b, std::size_t esize);
+// Decodes and validates against the header (sizes, counts, positions).
+Errc decode_base(const std::uint8_t* p, std::size_t n, const Header& h, BaseData* out);
+
+inline std::uint64_t kind_block_count(const Header& h) { return BlockGrid::make(h.grid).count; }
+
+}  // namespace mans::detail::prism
+
+namespace mans::detail::prism {
+
+// Stencil kind of the point at coordinates c in a level.
+inline Kind point_kind(KindMode mode, const std::vector<std::uint8_t>& bits, const BlockGrid& blocks,
+                       const std::uint64_t* c) {
+    if (mode != KindMode::per_block) return mode == KindMode::all_cubic ? Kind::cubic : Kind::linear;
+    const std::uint64_t b = blocks.block_of(c);
+    return (bits[static_cast<std::size_t>(b / 8)] >> (b % 8) & 1) ? Kind::cubic : Kind::linear;
+}
+
+}  // namespace mans::detail::prism

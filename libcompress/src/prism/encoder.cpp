@@ -1,0 +1,471 @@
+// encoder.cpp - PRISM compression: mask, level-wise closed-loop
+// interpolation and quantization, bitplanes, segments, archive.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <new>
+
+#include "core/byte_io.hpp"
+#include "core/frame.hpp"
+#include "core/status.hpp"
+#include "mans/prism.hpp"
+#include "prism/archive.hpp"
+#include "prism/base.hpp"
+#include "prism/plane_coding.hpp"
+#include "prism/traverse.hpp"
+
+namespace mans::detail::prism {
+namespace {
+
+template <typename T>
+T load_value(const std::uint8_t* src, std::uint64_t i) {
+    return load_le<T>(src + i * sizeof(T));
+}
+
+template <typename T>
+bool same_bits(T a, T b) {
+    return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+// Fill values given by the caller plus, when asked, one detected value.
+template <typename T>
+std::vector<T> choose_fill_values(const std::uint8_t* src, std::uint64_t n, const mans::prism::CompressConfig& cfg) {
+    std::vector<T> fills;
+    for (double f : cfg.fill_values) fills.push_back(static_cast<T>(f));
+    if (!cfg.detect_fill || n == 0) return fills;
+    // Candidates: the smallest and the largest finite value.
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (std::uint64_t i = 0; i < n; ++i) {
+        const double v = static_cast<double>(load_value<T>(src, i));
+        if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+    }
+    for (double cand : {lo, hi}) {
+        if (!std::isfinite(cand) || std::fabs(cand) < 1e3) continue;
+        std::uint64_t hits = 0;
+        double other = 0;
+        for (std::uint64_t i = 0; i < n; ++i) {
+            const double v = static_cast<double>(load_value<T>(src, i));
+            if (v == cand) ++hits;
+            else if (std::isfinite(v)) other = std::max(other, std::fabs(v));
+        }
+        if (hits >= 2 && std::fabs(cand) >= 1e6 * other) {
+            const T c = static_cast<T>(cand);
+            if (std::none_of(fills.begin(), fills.end(), [&](T f) { return same_bits(f, c); })) fills.push_back(c);
+        }
+    }
+    return fills;
+}
+
+// Level-wise bounds (QoZ/cuSZ-Hi style): coarse levels are quantized more
+// finely, by alpha per level (from the relative bound) up to beta = 4.
+double level_alpha(double rel) {
+    if (!(rel > 0)) return 1;
+    const double x = std::log10(rel);  // -1 -> 2, -5 -> 1, linear in between
+    return std::clamp(2.0 + 0.25 * (x + 1.0), 1.0, 2.0);
+}
+
+struct Selection {
+    Scheme scheme = Scheme::seq_forward;
+    KindMode mode = KindMode::all_cubic;
+    std::vector<std::uint8_t> block_bits;  // per_block: bit = cubic
+};
+
+template <typename T>
+class Encoder {
+public:
+    Encoder(const std::uint8_t* src, const mans::prism::CompressConfig& cfg, int threads)
+        : src_(src), cfg_(cfg), threads_(threads) {
+        g_ = Grid::make(cfg.rank, cfg.dims);
+        blocks_ = BlockGrid::make(g_);
+    }
+
+    Errc run(std::vector<std::uint8_t>* archive);
+
+private:
+    double x(std::uint64_t i) const { return static_cast<double>(load_value<T>(src_, i)); }
+    void build_mask();
+    Selection select(unsigned level, double eb);
+    void quantize(unsigned level, const Selection& sel, std::vector<std::int32_t>* codes);
+    void code_planes(unsigned level, const std::vector<std::int32_t>& codes);
+    void final_stats();
+    BaseData make_base(const std::vector<Selection>& sels) const;
+
+    Kind kind_at(const Selection& s, const std::uint64_t* c) const {
+        return point_kind(s.mode, s.block_bits, blocks_, c);
+    }
+
+    const std::uint8_t* src_;
+    const mans::prism::CompressConfig& cfg_;
+    int threads_;
+    Grid g_;
+    BlockGrid blocks_;
+    Header h_;
+    std::vector<T> fills_;
+    std::vector<std::uint8_t> flags_;
+    std::vector<double> work_;
+    std::vector<std::vector<std::uint8_t>> seg_bytes_;
+};
+
+template <typename T>
+void Encoder<T>::build_mask() {
+    const std::uint64_t n = g_.count;
+    fills_ = choose_fill_values<T>(src_, n, cfg_);
+    flags_.assign(n, kRegular);
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    std::uint64_t masked = 0;
+    for (std::uint64_t i = 0; i < n; ++i) {
+        const T v = load_value<T>(src_, i);
+        const bool fill = std::any_of(fills_.begin(), fills_.end(), [&](T f) { return same_bits(f, v); });
+        if (!std::isfinite(v) || fill) {
+            flags_[i] = kMasked;
+            ++masked;
+            continue;
+        }
+        lo = std::min(lo, static_cast<double>(v));
+        hi = std::max(hi, static_cast<double>(v));
+    }
+    h_.masked_count = masked;
+    h_.value_min = masked == n ? 0 : lo;
+    h_.value_max = masked == n ? 0 : hi;
+    for (T f : fills_) h_.fill_values.push_back(static_cast<double>(f));
+}
+
+// Open-loop choice of scheme and stencil kinds from the original values:
+// the summed |x - prediction| in units of eb, per block, in integers (so
+// the sums do not depend on the thread count).
+template <typename T>
+Selection Encoder<T>::select(unsigned level, double eb) {
+    const std::uint64_t u = level_unit(h_.levels, level);
+    const std::uint64_t nb = blocks_.count;
+    const unsigned schemes = g_.rank == 1 ? 1 : kSchemeCount;
+    const int nthreads = std::max(1, threads_);
+    // err[thread][scheme][kind][block]
+    std::vector<std::uint64_t> err(static_cast<std::size_t>(nthreads) * schemes * 2 * nb, 0);
+    const std::uint64_t level_points = h_.level[level].codes;
+    const std::uint64_t stride = std::max<std::uint64_t>(1, level_points / (std::uint64_t{1} << 16));
+    const double inv = eb > 0 ? 1.0 / eb : 1.0;
+    const UnalignedValues<T> data{src_};
+
+    for (unsigned s = 0; s < schemes; ++s) {
+        for (const Pass& p : level_passes(g_, u, static_cast<Scheme>(s))) {
+            for_each_pass_point(
+                g_, p, nthreads,
+                [&](const Box& b, std::uint64_t, const std::uint64_t* c, std::uint64_t idx) {
+                    if (flags_[idx] != kRegular) return;
+                    // Skip stencils that touch a masked value.
+                    for (unsigned a = 0; a < g_.rank; ++a) {
+                        if (!(b.axes >> a & 1)) continue;
+                        const std::uint64_t st = g_.stride[a];
+                        if (flags_[idx - u * st] == kMasked) return;
+                        if (c[a] + u < g_.n[a] && flags_[idx + u * st] == kMasked) return;
+                        if (c[a] >= 3 * u && flags_[idx - 3 * u * st] == kMasked) return;
+                        if (c[a] + 3 * u < g_.n[a] && flags_[idx + 3 * u * st] == kMasked) return;
+                    }
+                    const double xv = x(idx);
+                    auto cost = [&](Kind k) {
+                        double pred = 0;
+                        unsigned cnt = 0;
+                        for (unsigned a = 0; a < g_.rank; ++a) {
+                            if (!(b.axes >> a & 1)) continue;
+                            pred += interp_1d(data + idx, c[a], u, g_.n[a], g_.stride[a], k);
+                            ++cnt;
+                        }
+                        const double e = std::fabs(xv - pred / cnt) * inv;
+                        return static_cast<std::uint64_t>(std::min(e, 1e4) * 16.0);
+                    };
+                    const int t = omp_get_thread_num();
+                    const std::uint64_t blk = blocks_.block_of(c);
+                    std::uint64_t* row = err.data() + (static_cast<std::size_t>(t) * schemes + s) * 2 * nb;
+                    row[blk] += cost(Kind::linear);
+                    row[nb + blk] += cost(Kind::cubic);
+                },
+                stride);
+        }
+    }
+    // Reduce over threads, then pick the scheme and the kinds.
+    std::vector<std::uint64_t> tot(static_cast<std::size_t>(schemes) * 2 * nb, 0);
+    for (int t = 0; t < nthreads; ++t)
+        for (std::size_t i = 0; i < tot.size(); ++i) tot[i] += err[static_cast<std::size_t>(t) * tot.size() + i];
+    Selection best;
+    std::uint64_t best_cost = std::numeric_limits<std::uint64_t>::max();
+    for (unsigned s = 0; s < schemes; ++s) {
+        const std::uint64_t* lin = tot.data() + static_cast<std::size_t>(s) * 2 * nb;
+        const std::uint64_t* cub = lin + nb;
+        std::uint64_t sum_lin = 0, sum_cub = 0, sum_min = 0;
+        for (std::uint64_t b = 0; b < nb; ++b)
+            sum_lin += lin[b], sum_cub += cub[b], sum_min += std::min(lin[b], cub[b]);
+        Selection sel;
+        sel.scheme = static_cast<Scheme>(s);
+        std::uint64_t c = std::min(sum_lin, sum_cub);
+        sel.mode = sum_cub <= sum_lin ? KindMode::all_cubic : KindMode::all_linear;
+        // Per-block kinds cost nb bits; take them when they clearly pay.
+        if (nb > 1 && sum_min + nb < c - c / 32) {
+            sel.mode = KindMode::per_block;
+            sel.block_bits.assign((nb + 7) / 8, 0);
+            for (std::uint64_t b = 0; b < nb; ++b)
+                if (cub[b] <= lin[b]) sel.block_bits[b / 8] |= static_cast<std::uint8_t>(1u << (b % 8));
+            c = sum_min + nb;
+        }
+        if (c < best_cost) best_cost = c, best = sel;
+    }
+    return best;
+}
+
+// Closed-loop quantization of one level: predictions use reconstructed
+// values, and a point whose reconstruction would miss its bound (or whose
+// code would exceed kMaxCode) is stored exactly instead.
+template <typename T>
+void Encoder<T>::quantize(unsigned level, const Selection& sel, std::vector<std::int32_t>* codes) {
+    const LevelMeta& m = h_.level[level];
+    const std::uint64_t u = level_unit(h_.levels, level);
+    const double eb = m.eb, step = m.step, bound = h_.abs_bound;
+    codes->assign(static_cast<std::size_t>(m.codes), 0);
+    std::int32_t* out = codes->data();
+    double* work = work_.data();
+    for (const Pass& p : level_passes(g_, u, sel.scheme)) {
+        for_each_pass_point(g_, p, threads_, [&](const Box& b, std::uint64_t k, const std::uint64_t* c, std::uint64_t idx) {
+            const double pred = predict_point(work, idx, c, g_.n, g_.stride, g_.rank, b.axes, u, kind_at(sel, c));
+            if (flags_[idx] == kMasked) {
+                work[idx] = pred;
+                return;
+            }
+            const double xv = x(idx);
+            double qd = 0;
+            if (step > 0) qd = std::floor((xv - pred) / step + 0.5);
+            const double recon = pred + step * qd;
+            const bool ok = std::fabs(qd) <= kMaxCode && std::fabs(xv - recon) <= eb &&
+                            std::fabs(xv - static_cast<double>(static_cast<T>(recon))) <= bound;
+            if (!ok) {
+                flags_[idx] = kOutlier;
+                work[idx] = xv;
+                return;
+            }
+            work[idx] = recon;
+            out[b.first_code + k] = static_cast<std::int32_t>(qd);
+        });
+    }
+}
+
+// Bitplanes of one level, chunked and coded; fills the level's truncation
+// tables and its segments (plane-major, then chunk).
+template <typename T>
+void Encoder<T>::code_planes(unsigned level, const std::vector<std::int32_t>& codes) {
+    LevelMeta& m = h_.level[level];
+    const Coding coding = h_.coding;
+    std::uint32_t any = 0;
+    for (std::int32_t q : codes) any |= encode_code(q, coding);
+    const unsigned P = planes_for(any, coding);
+    m.planes = static_cast<std::uint8_t>(P);
+    const std::uint64_t C = h_.chunk_codes;
+    const std::uint64_t nchunks = (m.codes + C - 1) / C;
+    std::vector<std::vector<std::vector<std::uint8_t>>> enc(static_cast<std::size_t>(nchunks),
+                                                           std::vector<std::vector<std::uint8_t>>(P));
+    std::vector<double> cmax(static_cast<std::size_t>(nchunks) * (P + 1), 0), csum(cmax.size(), 0);
+
+#pragma omp parallel for num_threads(threads_) schedule(dynamic)
+    for (std::int64_t ch = 0; ch < static_cast<std::int64_t>(nchunks); ++ch) {
+        const std::uint64_t first = static_cast<std::uint64_t>(ch) * C;
+        const std::uint64_t len = std::min(C, m.codes - first);
+        std::vector<std::uint32_t> words(static_cast<std::size_t>(len));
+        double* mx = cmax.data() + static_cast<std::size_t>(ch) * (P + 1);
+        double* sq = csum.data() + static_cast<std::size_t>(ch) * (P + 1);
+        for (std::uint64_t j = 0; j < len; ++j) {
+            const std::int32_t q = codes[static_cast<std::size_t>(first + j)];
+            const std::uint32_t w = encode_code(q, coding);
+            words[static_cast<std::size_t>(j)] = w;
+            if (q == 0) continue;
+            for (unsigned kept = 0; kept < P; ++kept) {
+                const double d = truncation_error_of_word(w, q, kept, P, coding);
+                mx[kept] = std::max(mx[kept], std::fabs(d));
+                sq[kept] += d * d;
+            }
+        }
+        for (unsigned b = 0; b < P; ++b)
+            encode_plane_chunk(words.data(), len, b, P, coding, &enc[static_cast<std::size_t>(ch)][b]);
+    }
+    m.max_err.assign(P + 1, 0);
+    m.sum_sq.assign(P + 1, 0);
+    for (std::uint64_t ch = 0; ch < nchunks; ++ch)
+        for (unsigned b = 0; b <= P; ++b) {
+            m.max_err[b] = std::max(m.max_err[b], cmax[static_cast<std::size_t>(ch * (P + 1) + b)]);
+            m.sum_sq[b] += csum[static_cast<std::size_t>(ch * (P + 1) + b)];
+        }
+    for (unsigned b = 0; b <= P; ++b) m.sum_sq[b] = decode_sum_sq(encode_sum_sq(m.sum_sq[b]));  // as stored
+    for (unsigned b = 0; b < P; ++b) {
+        std::vector<std::uint8_t> plane;  // the plane's chunks, as stored: one checksum
+        for (std::uint64_t ch = 0; ch < nchunks; ++ch) {
+            std::vector<std::uint8_t>& bytes = enc[static_cast<std::size_t>(ch)][b];
+            h_.segments.push_back(Segment{static_cast<std::uint32_t>(bytes.size())});
+            plane.insert(plane.end(), bytes.begin(), bytes.end());
+            seg_bytes_.push_back(std::move(bytes));
+        }
+        h_.plane_checksum.push_back(checksum32(plane.data(), plane.size()));
+    }
+}
+
+// Error statistics of the full reconstruction, reduced in fixed chunks.
+template <typename T>
+void Encoder<T>::final_stats() {
+    const std::uint64_t n = g_.count;
+    const std::uint64_t C = 65536;
+    const std::int64_t nchunks = static_cast<std::int64_t>((n + C - 1) / C);
+    std::vector<double> full_max(nchunks, 0), work_max(nchunks, 0), abs_max(nchunks, 0), full_sq(nchunks, 0),
+        work_sq(nchunks, 0);
+#pragma omp parallel for num_threads(threads_) schedule(static)
+    for (std::int64_t ch = 0; ch < nchunks; ++ch) {
+        const std::uint64_t first = static_cast<std::uint64_t>(ch) * C, last = std::min(n, first + C);
+        for (std::uint64_t i = first; i < last; ++i) {
+            abs_max[ch] = std::max(abs_max[ch], std::fabs(work_[i]));
+            if (flags_[i] != kRegular) continue;
+            const double xv = x(i);
+            const double ef = xv - static_cast<double>(static_cast<T>(work_[i]));
+            const double ew = xv - work_[i];
+            full_max[ch] = std::max(full_max[ch], std::fabs(ef));
+            work_max[ch] = std::max(work_max[ch], std::fabs(ew));
+            full_sq[ch] += ef * ef;
+            work_sq[ch] += ew * ew;
+        }
+    }
+    double fs = 0, ws = 0;
+    for (std::int64_t ch = 0; ch < nchunks; ++ch) {
+        h_.full_max_error = std::max(h_.full_max_error, full_max[ch]);
+        h_.work_max_error = std::max(h_.work_max_error, work_max[ch]);
+        h_.max_abs_work = std::max(h_.max_abs_work, abs_max[ch]);
+        fs += full_sq[ch];
+        ws += work_sq[ch];
+    }
+    h_.full_mse = n ? fs / static_cast<double>(n) : 0;
+    h_.work_mse = n ? ws / static_cast<double>(n) : 0;
+}
+
+template <typename T>
+BaseData Encoder<T>::make_base(const std::vector<Selection>& sels) const {
+    BaseData b;
+    const std::uint64_t n = g_.count;
+    b.kind_bits.resize(h_.levels);
+    for (unsigned l = 0; l < h_.levels; ++l)
+        if (sels[l].mode == KindMode::per_block) b.kind_bits[l] = sels[l].block_bits;
+    if (h_.masked_count) {
+        b.mask_bits.assign(static_cast<std::size_t>((n + 7) / 8), 0);
+        for (std::uint64_t i = 0; i < n; ++i)
+            if (flags_[i] == kMasked) {
+                b.mask_bits[i / 8] |= static_cast<std::uint8_t>(1u << (i % 8));
+                b.masked_values.insert(b.masked_values.end(), src_ + i * sizeof(T), src_ + (i + 1) * sizeof(T));
+            }
+    }
+    for (std::uint64_t i = 0; i < n; ++i)
+        if (flags_[i] == kOutlier) {
+            b.outlier_index.push_back(i);
+            b.outlier_values.insert(b.outlier_values.end(), src_ + i * sizeof(T), src_ + (i + 1) * sizeof(T));
+        }
+    if (n && flags_[0] != kMasked) b.anchor_value.assign(src_, src_ + sizeof(T));
+    return b;
+}
+
+template <typename T>
+Errc Encoder<T>::run(std::vector<std::uint8_t>* archive) {
+    h_.type = sizeof(T) == 8 ? mans::prism::FloatType::f64 : mans::prism::FloatType::f32;
+    h_.grid = g_;
+    h_.mode = cfg_.mode;
+    h_.coding = static_cast<Coding>(cfg_.planes);
+    h_.requested_bound = cfg_.error_bound;
+    h_.levels = g_.count ? level_count(g_) : 0;
+
+    build_mask();
+    const double range = h_.value_max - h_.value_min;
+    h_.abs_bound = cfg_.mode == ErrorMode::relative ? cfg_.error_bound * range : cfg_.error_bound;
+    if (!std::isfinite(h_.abs_bound)) return Errc::invalid_argument;
+    const double alpha = level_alpha(range > 0 ? h_.abs_bound / range : 0);
+
+    work_.assign(static_cast<std::size_t>(g_.count), 0.0);
+    if (g_.count && flags_[0] != kMasked) work_[0] = x(0), flags_[0] = kAnchor;
+
+    std::vector<Selection> sels(h_.levels);
+    h_.level.resize(h_.levels);
+    std::vector<std::int32_t> codes;
+    for (unsigned l = 0; l < h_.levels; ++l) {
+        LevelMeta& m = h_.level[l];
+        const unsigned finer = h_.levels - 1 - l;  // 0 for the finest level
+        m.eb = h_.abs_bound / std::min(std::pow(alpha, static_cast<double>(finer)), 4.0);
+        m.step = 2 * m.eb;
+        m.codes = level_code_count(g_, level_unit(h_.levels, l));
+        sels[l] = select(l, m.eb);
+        m.scheme = sels[l].scheme;
+        m.kinds = sels[l].mode;
+        quantize(l, sels[l], &codes);
+        code_planes(l, codes);
+    }
+    final_stats();
+    for (std::uint8_t f : flags_) h_.outlier_count += f == kOutlier;
+
+    const std::vector<std::uint8_t> base = encode_base(make_base(sels), sizeof(T));
+    h_.base_bytes = base.size();
+    h_.base_checksum = checksum32(base.data(), base.size());
+    std::vector<std::uint8_t> out = write_header(&h_);
+    out.reserve(static_cast<std::size_t>(h_.total_bytes));
+    out.insert(out.end(), base.begin(), base.end());
+    for (const auto& s : seg_bytes_) out.insert(out.end(), s.begin(), s.end());
+    if (out.size() != h_.total_bytes) return Errc::internal;
+    archive->swap(out);
+    return Errc::ok;
+}
+
+Errc validate(std::size_t bytes, const mans::prism::CompressConfig& cfg) {
+    if (cfg.type != mans::prism::FloatType::f32 && cfg.type != mans::prism::FloatType::f64)
+        return Errc::unsupported_dtype;
+    if (cfg.rank < 1 || cfg.rank > kMaxRank) return Errc::invalid_argument;
+    if (!(cfg.error_bound > 0) || !std::isfinite(cfg.error_bound)) return Errc::invalid_argument;
+    if (cfg.mode != ErrorMode::absolute && cfg.mode != ErrorMode::relative) return Errc::invalid_argument;
+    if (cfg.planes != mans::prism::PlaneCoding::negabinary && cfg.planes != mans::prism::PlaneCoding::sign_magnitude)
+        return Errc::invalid_argument;
+    if (cfg.threads < 0 || cfg.threads > kMaxThreads) return Errc::invalid_argument;
+    if (cfg.fill_values.size() > 60) return Errc::invalid_argument;
+    for (double f : cfg.fill_values)
+        if (std::isnan(f)) return Errc::invalid_argument;
+    std::uint64_t count = 1;
+    for (unsigned a = 0; a < cfg.rank; ++a) {
+        if (cfg.dims[a] != 0 && count > (std::uint64_t{1} << 60) / cfg.dims[a]) return Errc::invalid_argument;
+        count *= cfg.dims[a];
+    }
+    if (count * mans::prism::float_size(cfg.type) != bytes) return Errc::size_not_multiple;
+    return Errc::ok;
+}
+
+}  // namespace
+}  // namespace mans::detail::prism
+
+namespace mans::prism {
+
+std::size_t float_size(FloatType t) noexcept {
+    return t == FloatType::f32 ? 4 : t == FloatType::f64 ? 8 : 0;
+}
+const char* float_name(FloatType t) noexcept {
+    return t == FloatType::f32 ? "f32" : t == FloatType::f64 ? "f64" : nullptr;
+}
+
+bool is_archive(const void* data, std::size_t size) noexcept {
+    const auto* p = static_cast<const std::uint8_t*>(data);
+    return data && size >= 6 && std::memcmp(p, detail::kMagic, 4) == 0 && p[5] == detail::prism::kCodecPrism;
+}
+
+Errc compress(const void* data, std::size_t bytes, const CompressConfig& cfg,
+              std::vector<std::uint8_t>* archive) noexcept {
+    using namespace detail::prism;
+    if (!archive || (!data && bytes)) return Errc::invalid_argument;
+    MANS_RETURN_IF_ERROR(validate(bytes, cfg));
+    const int threads = cfg.threads > 0 ? cfg.threads : omp_get_max_threads();
+    const auto* src = static_cast<const std::uint8_t*>(data);
+    try {
+        if (cfg.type == FloatType::f32) return Encoder<float>(src, cfg, threads).run(archive);
+        return Encoder<double>(src, cfg, threads).run(archive);
+    } catch (const std::bad_alloc&) {
+        return Errc::out_of_memory;
+    } catch (...) {
+        return Errc::internal;
+    }
+}
+
+}  // namespace mans::prism

@@ -1,0 +1,218 @@
+// geometry.hpp - PRISM grid, interpolation levels, passes and stencils.
+//
+// The grid is interpolated globally (no tiles): level u (u = 2^j) predicts
+// the points of the u-lattice that are not on the 2u-lattice, in a fixed
+// sequence of passes. Every point of a pass depends only on points of earlier
+// passes, so a pass is one data-parallel step: any split of its boxes into
+// tiles (OpenMP chunks here, thread blocks on a GPU) writes the same bytes.
+// docs/FORMAT.md section 4.3 is normative.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/hd.hpp"
+
+namespace mans::detail::prism {
+
+inline constexpr unsigned kMaxRank = 4;
+
+struct Grid {
+    unsigned rank = 0;
+    std::uint64_t n[kMaxRank] = {1, 1, 1, 1};       // slowest to fastest
+    std::uint64_t stride[kMaxRank] = {0, 0, 0, 0};  // elements
+    std::uint64_t count = 0;
+
+    static Grid make(unsigned rank, const std::uint64_t* dims) {
+        Grid g;
+        g.rank = rank;
+        g.count = 1;
+        for (unsigned a = 0; a < rank; ++a) g.n[a] = dims[a], g.count *= dims[a];
+        std::uint64_t s = 1;
+        for (unsigned a = rank; a-- > 0;) g.stride[a] = s, s *= g.n[a];
+        return g;
+    }
+    std::uint64_t max_extent() const {
+        std::uint64_t m = 1;
+        for (unsigned a = 0; a < rank; ++a) m = n[a] > m ? n[a] : m;
+        return m;
+    }
+};
+
+// Number of interpolation levels: the anchor lattice 2^levels covers the
+// largest extent, so the only anchor is the origin.
+inline unsigned level_count(const Grid& g) {
+    unsigned L = 0;
+    while ((std::uint64_t{1} << L) < g.max_extent()) ++L;
+    return L;
+}
+
+// How the points of one level are split into passes (stored per level).
+enum class Scheme : std::uint8_t {
+    seq_forward = 0,  // one pass per axis, slowest axis first, 1D stencil along it
+    seq_reverse = 1,  // fastest axis first
+    multi_dim = 2,    // pass k: points with k+1 odd coordinates, mean of their 1D stencils
+};
+inline constexpr unsigned kSchemeCount = 3;
+
+// Stencil family of a point (per level, or per block of a level).
+enum class Kind : std::uint8_t { linear = 0, cubic = 1 };
+
+// A box of lattice points: coordinate start + i*step, i < count, on each axis.
+struct Box {
+    std::uint64_t start[kMaxRank] = {0, 0, 0, 0};
+    std::uint64_t step[kMaxRank] = {1, 1, 1, 1};
+    std::uint64_t count[kMaxRank] = {1, 1, 1, 1};
+    unsigned axes = 0;            // bit a set: interpolate along axis a
+    std::uint64_t first_code = 0; // code index of the box's first point within its level
+    std::uint64_t size() const { return count[0] * count[1] * count[2] * count[3]; }
+};
+
+struct Pass {
+    std::vector<Box> boxes;
+};
+
+inline std::uint64_t lattice_count(std::uint64_t n, std::uint64_t start, std::uint64_t step) {
+    return n > start ? (n - 1 - start) / step + 1 : 0;
+}
+
+// Passes of the level with unit u (u >= 1) under `scheme`, with first_code set.
+inline std::vector<Pass> level_passes(const Grid& g, std::uint64_t u, Scheme scheme) {
+    std::vector<Pass> passes;
+    const unsigned r = g.rank;
+    auto make_box = [&](unsigned odd_axes, unsigned fine_axes) {
+        Box b;
+        for (unsigned a = 0; a < r; ++a) {
+            if (odd_axes >> a & 1) b.start[a] = u, b.step[a] = 2 * u;
+            else if (fine_axes >> a & 1) b.start[a] = 0, b.step[a] = u;
+            else b.start[a] = 0, b.step[a] = 2 * u;
+            b.count[a] = lattice_count(g.n[a], b.start[a], b.step[a]);
+        }
+        return b;
+    };
+    if (scheme == Scheme::multi_dim) {
+        for (unsigned k = 1; k <= r; ++k) {
+            Pass p;
+            for (unsigned mask = 1; mask < (1u << r); ++mask) {
+                if (static_cast<unsigned>(__builtin_popcount(mask)) != k) continue;
+                Box b = make_box(mask, 0);
+                b.axes = mask;
+                p.boxes.push_back(b);
+            }
+            passes.push_back(p);
+        }
+    } else {
+        unsigned done = 0;
+        for (unsigned k = 0; k < r; ++k) {
+            const unsigned a = scheme == Scheme::seq_forward ? k : r - 1 - k;
+            Pass p;
+            Box b = make_box(1u << a, done);
+            b.axes = 1u << a;
+            p.boxes.push_back(b);
+            passes.push_back(p);
+            done |= 1u << a;
+        }
+    }
+    std::uint64_t code = 0;
+    for (Pass& p : passes)
+        for (Box& b : p.boxes) b.first_code = code, code += b.size();
+    return passes;
+}
+
+inline std::uint64_t level_code_count(const Grid& g, std::uint64_t u) {
+    std::uint64_t c = 0;
+    for (const Pass& p : level_passes(g, u, Scheme::seq_forward))
+        for (const Box& b : p.boxes) c += b.size();
+    return c;
+}
+
+// 1D prediction of the point at coordinate c (an odd multiple of u) along an
+// axis of extent n and element stride s, from already reconstructed values.
+// The weights and their evaluation order are part of the format.
+// V is pointer-like: a double*, or UnalignedValues<T> over the raw input.
+template <typename V>
+MANS_HD double interp_1d(V v, std::uint64_t c, std::uint64_t u, std::uint64_t n,
+                         std::uint64_t s, Kind kind) {
+    const double m1 = static_cast<double>(v[-static_cast<std::int64_t>(u * s)]);
+    if (c + u >= n) return m1;  // data edge: copy
+    const double p1 = static_cast<double>(v[u * s]);
+    if (kind == Kind::cubic) {
+        const bool has_m3 = c >= 3 * u;
+        const bool has_p3 = c + 3 * u < n;
+        if (has_m3 && has_p3) {
+            const double m3 = static_cast<double>(v[-static_cast<std::int64_t>(3 * u * s)]);
+            const double p3 = static_cast<double>(v[3 * u * s]);
+            return (-m3 + 9.0 * m1 + 9.0 * p1 - p3) * 0.0625;
+        }
+        if (has_p3) return (3.0 * m1 + 6.0 * p1 - static_cast<double>(v[3 * u * s])) * 0.125;
+        if (has_m3)
+            return (-static_cast<double>(v[-static_cast<std::int64_t>(3 * u * s)]) + 6.0 * m1 + 3.0 * p1) * 0.125;
+    }
+    return (m1 + p1) * 0.5;
+}
+
+// Largest L1 norm of the weights a kind uses (the per-pass error gain).
+inline double kind_gain(Kind k) { return k == Kind::cubic ? 1.25 : 1.0; }
+
+// Prediction of point `idx` with coordinates `c` from the 1D stencils along
+// `axes` (mean when several). The sum runs over increasing axis.
+template <typename V>
+MANS_HD double predict_point(V work, std::uint64_t idx, const std::uint64_t* c,
+                             const std::uint64_t* n, const std::uint64_t* stride, unsigned rank,
+                             unsigned axes, std::uint64_t u, Kind kind) {
+    double sum = 0;
+    unsigned k = 0;
+    for (unsigned a = 0; a < rank; ++a) {
+        if (!(axes >> a & 1)) continue;
+        sum += interp_1d(work + idx, c[a], u, n[a], stride[a], kind);
+        ++k;
+    }
+    return k == 1 ? sum : sum / static_cast<double>(k);
+}
+
+// Read-only view of element values at any alignment (the caller's input).
+template <typename T>
+struct UnalignedValues {
+    const std::uint8_t* p;
+    T operator[](std::int64_t i) const {
+        T v;
+        __builtin_memcpy(&v, p + i * static_cast<std::int64_t>(sizeof(T)), sizeof(T));
+        return v;
+    }
+    UnalignedValues operator+(std::uint64_t k) const { return {p + k * sizeof(T)}; }
+};
+
+// Interpolation blocks: the unit of the per-block linear/cubic choice.
+inline std::uint64_t block_edge(unsigned rank) {
+    switch (rank) {
+        case 1: return 4096;
+        case 2: return 128;
+        case 3: return 32;
+        default: return 16;
+    }
+}
+
+struct BlockGrid {
+    unsigned rank = 0;
+    std::uint64_t edge = 1;
+    std::uint64_t nb[kMaxRank] = {1, 1, 1, 1};
+    std::uint64_t count = 1;
+    static BlockGrid make(const Grid& g) {
+        BlockGrid b;
+        b.rank = g.rank;
+        b.edge = block_edge(g.rank);
+        b.count = 1;
+        for (unsigned a = 0; a < g.rank; ++a) b.nb[a] = (g.n[a] + b.edge - 1) / b.edge, b.count *= b.nb[a];
+        return b;
+    }
+    std::uint64_t block_of(const std::uint64_t* c) const {
+        std::uint64_t id = 0;
+        for (unsigned a = 0; a < rank; ++a) id = id * nb[a] + c[a] / edge;
+        return id;
+    }
+};
+
+// Level index i (0 = coarsest) to its unit u.
+inline std::uint64_t level_unit(unsigned levels, unsigned i) { return std::uint64_t{1} << (levels - 1 - i); }
+
+}  // namespace mans::detail::prism

@@ -1,0 +1,105 @@
+// lossless.cpp - method choice and decoding of PRISM segments.
+#include "prism/lossless.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "prism/zero_elim.hpp"
+
+namespace mans::detail::prism {
+namespace {
+
+DType width_dtype(unsigned width) {
+    return width == 8 ? DType::u64 : width == 4 ? DType::u32 : DType::u8;
+}
+
+bool all_zero(const std::uint8_t* p, std::size_t n) {
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        std::uint64_t w;
+        std::memcpy(&w, p + i, 8);
+        if (w) return false;
+    }
+    for (; i < n; ++i)
+        if (p[i]) return false;
+    return true;
+}
+
+// Order-0 entropy of the bytes, in bytes: a cheap lower estimate of what
+// rANS could reach, so that near-random planes skip the MANS coder.
+double order0_bytes(const std::uint8_t* p, std::size_t n) {
+    std::uint64_t hist[256] = {};
+    for (std::size_t i = 0; i < n; ++i) ++hist[p[i]];
+    double bits = 0;
+    for (std::uint64_t c : hist)
+        if (c) bits -= static_cast<double>(c) * std::log2(static_cast<double>(c) / static_cast<double>(n));
+    return bits / 8;
+}
+
+// A MANS stream of the bytes; empty when the codec refuses (never expected).
+std::vector<std::uint8_t> mans_stream(const std::uint8_t* src, std::size_t n, unsigned width) {
+    CompressConfig cfg;
+    cfg.dtype = width_dtype(width);
+    cfg.threads = 1;  // the caller parallelises over segments
+    std::vector<std::uint8_t> out(compress_bound(n));
+    const Result r = compress(out.data(), out.size(), src, n, cfg);
+    if (!r) return {};
+    out.resize(r.size);
+    return out;
+}
+
+}  // namespace
+
+void encode_best(const std::uint8_t* src, std::size_t n, unsigned width, bool try_rans, Encoded* out) {
+    out->bytes.clear();
+    if (all_zero(src, n)) {
+        out->method = Method::zero;
+        return;
+    }
+    out->method = Method::raw;
+    std::vector<std::uint8_t> best(src, src + n);
+
+    std::vector<std::uint8_t> rze;
+    zero_elim_encode(src, n, &rze);
+    if (rze.size() < best.size()) out->method = Method::zero_elim, best.swap(rze);
+
+    // Zero elimination wins outright on sparse data; rANS is only worth its
+    // time when that left most of the bytes.
+    if (try_rans && n % width == 0 && best.size() * 4 > n && order0_bytes(src, n) < 0.97 * best.size()) {
+        std::vector<std::uint8_t> rans = mans_stream(src, n, width);
+        if (!rans.empty() && rans.size() < best.size()) out->method = Method::mans_rans, best.swap(rans);
+    }
+    out->bytes.swap(best);
+}
+
+Errc decode_payload(Method method, const std::uint8_t* payload, std::size_t size, std::uint8_t* dst,
+                    std::size_t n, unsigned width) {
+    switch (method) {
+        case Method::zero:
+            if (size != 0) return Errc::corrupt_block;
+            if (n) std::memset(dst, 0, n);
+            return Errc::ok;
+        case Method::raw:
+            if (size != n) return Errc::corrupt_block;
+            if (n) std::memcpy(dst, payload, n);
+            return Errc::ok;
+        case Method::zero_elim:
+            return zero_elim_decode(payload, size, dst, n);
+        case Method::mans_rans: {
+            if (n % width != 0) return Errc::corrupt_block;
+            FrameInfo info{};
+            if (get_frame_info(payload, size, &info) != Errc::ok) return Errc::corrupt_block;
+            if (info.dtype != static_cast<mans_dtype>(width_dtype(width)) || info.raw_bytes != n || info.compressed_bytes != size)
+                return Errc::corrupt_block;
+            DecompressConfig cfg;
+            cfg.threads = 1;
+            const Result r = decompress(dst, n, payload, size, cfg);
+            if (!r || r.size != n) return Errc::corrupt_block;
+            return Errc::ok;
+        }
+    }
+    return Errc::corrupt_block;
+}
+
+}  // namespace mans::detail::prism

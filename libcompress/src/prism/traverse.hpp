@@ -1,0 +1,62 @@
+// traverse.hpp - visiting the points of a pass in parallel tiles.
+//
+// A tile is a fixed range of kTilePoints consecutive points of a box (in
+// raster order); tiles are independent, so the thread count never changes
+// a result, and a GPU maps one thread block to one tile.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "prism/geometry.hpp"
+
+namespace mans::detail::prism {
+
+inline constexpr std::uint64_t kTilePoints = 4096;
+
+// fn(k, c, idx) for points k in [first, last) of box b: k is the point's
+// rank within the box, c its coordinates, idx its element index.
+template <typename F>
+inline void visit_box_range(const Grid& g, const Box& b, std::uint64_t first, std::uint64_t last, F&& fn) {
+    const unsigned r = g.rank;
+    std::uint64_t ci[kMaxRank] = {0, 0, 0, 0};
+    std::uint64_t c[kMaxRank] = {0, 0, 0, 0};
+    std::uint64_t rem = first;
+    for (unsigned a = r; a-- > 0;) ci[a] = rem % b.count[a], rem /= b.count[a];
+    std::uint64_t idx = 0;
+    for (unsigned a = 0; a < r; ++a) c[a] = b.start[a] + ci[a] * b.step[a], idx += c[a] * g.stride[a];
+    for (std::uint64_t k = first; k < last; ++k) {
+        fn(k, static_cast<const std::uint64_t*>(c), idx);
+        for (unsigned a = r; a-- > 0;) {  // odometer step, fastest axis first
+            if (++ci[a] < b.count[a]) {
+                c[a] += b.step[a];
+                idx += b.step[a] * g.stride[a];
+                break;
+            }
+            idx -= (c[a] - b.start[a]) * g.stride[a];
+            c[a] = b.start[a];
+            ci[a] = 0;
+        }
+    }
+}
+
+// fn(box, k, c, idx) over every point of a pass; tiles run in parallel.
+// `tile_stride` > 1 visits every tile_stride-th tile only (sampling).
+template <typename F>
+inline void for_each_pass_point(const Grid& g, const Pass& p, int threads, F&& fn, std::uint64_t tile_stride = 1) {
+    for (const Box& b : p.boxes) {
+        const std::uint64_t n = b.size();
+        if (n == 0) continue;
+        const std::int64_t tiles = static_cast<std::int64_t>((n + kTilePoints - 1) / kTilePoints);
+#pragma omp parallel for num_threads(threads) schedule(static) if (tiles > 1)
+        for (std::int64_t t = 0; t < tiles; ++t) {
+            if (static_cast<std::uint64_t>(t) % tile_stride) continue;
+            const std::uint64_t first = static_cast<std::uint64_t>(t) * kTilePoints;
+            const std::uint64_t last = std::min(n, first + kTilePoints);
+            visit_box_range(g, b, first, last,
+                            [&](std::uint64_t k, const std::uint64_t* c, std::uint64_t idx) { fn(b, k, c, idx); });
+        }
+    }
+}
+
+}  // namespace mans::detail::prism
