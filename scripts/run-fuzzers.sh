@@ -16,12 +16,12 @@ CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebI
   -DMANS_BUILD_FUZZERS=ON -DMANS_BUILD_BENCH=OFF -DMANS_BUILD_CLI=OFF \
   -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
-cmake --build "$build" -j"$(nproc)" --target fuzz_decompress fuzz_block fuzz_roundtrip mans_fuzz_seeds
+cmake --build "$build" -j"$(nproc)" --target fuzz_decompress fuzz_block fuzz_roundtrip fuzz_prism mans_fuzz_seeds
 seeds="$build/fuzz-seeds"
 rm -rf "$seeds" && "$build/tests/fuzz/mans_fuzz_seeds" "$seeds"
 mkdir -p "$build/fuzz-artifacts"
 export ASAN_OPTIONS="detect_leaks=1"
-for t in decompress block roundtrip; do
+for t in decompress block roundtrip prism; do
   corpus="$build/fuzz-corpus/$t"
   mkdir -p "$corpus"
   extra=("$seeds/$t" "$root/tests/fuzz/regressions/$t")
@@ -31,6 +31,7 @@ for t in decompress block roundtrip; do
     decompress) runs=100000 ;;
     block) runs=60000 ;;
     roundtrip) runs=1200 max_len=8192 ;;  # each run compresses twice and decompresses
+    prism) runs=30000 ;;
   esac
   if [ -n "$seconds" ]; then budget=(-max_total_time="$seconds"); else budget=(-runs="$runs" -seed=1); fi
   echo "== fuzz_$t (${budget[*]})"
@@ -48,4 +49,4 @@ for t in decompress block roundtrip; do
   fi
 done
 echo "fuzzers: no crash, hang, leak or property failure"
-echo "fuzzers: 3 passed, 0 failed"
+echo "fuzzers: 4 passed, 0 failed"

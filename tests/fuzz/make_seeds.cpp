@@ -1,7 +1,9 @@
 // make_seeds OUT_DIR - writes deterministic seed inputs for the fuzz targets:
 // OUT_DIR/decompress (whole streams), OUT_DIR/block (dtype byte, count byte,
 // block payload of every mapping), OUT_DIR/roundtrip (selector byte + data).
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -11,6 +13,7 @@
 
 #include "backend.hpp"
 #include "mans/mans.hpp"
+#include "mans/prism.hpp"
 #include "mapping/block_codec.hpp"
 
 namespace fs = std::filesystem;
@@ -55,6 +58,43 @@ void write(const fs::path& p, const std::vector<std::uint8_t>& b) {
     std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(b.data()),
                                              static_cast<std::streamsize>(b.size()));
 }
+// PRISM archives (prefixed with the fuzz target's selector byte) of small
+// smooth fields with a NaN and a fill block, every rank, both codings.
+int write_prism_seeds(const fs::path& dir) {
+    int files = 0;
+    const std::uint64_t shapes[4][4] = {{300, 0, 0, 0}, {17, 23, 0, 0}, {5, 9, 11, 0}, {3, 4, 5, 6}};
+    for (unsigned rank = 1; rank <= 4; ++rank) {
+        for (int f64 = 0; f64 < 2; ++f64) {
+            mans::prism::CompressConfig cfg;
+            cfg.type = f64 ? mans::prism::FloatType::f64 : mans::prism::FloatType::f32;
+            cfg.rank = rank;
+            std::uint64_t n = 1;
+            for (unsigned a = 0; a < rank; ++a) cfg.dims[a] = shapes[rank - 1][a], n *= cfg.dims[a];
+            cfg.error_bound = f64 ? 1e-6 : 1e-3;
+            cfg.planes = rank % 2 ? mans::prism::PlaneCoding::negabinary : mans::prism::PlaneCoding::sign_magnitude;
+            Bytes raw(n * (f64 ? 8 : 4));
+            for (std::uint64_t i = 0; i < n; ++i) {
+                double v = 10 + 3 * std::sin(0.1 * static_cast<double>(i)) + static_cast<double>(i % 7) * 0.01;
+                if (i == 3) v = std::nan("");
+                if (i >= 40 && i < 50) v = -1e10;
+                if (f64) std::memcpy(raw.data() + 8 * i, &v, 8);
+                else {
+                    const float x = static_cast<float>(v);
+                    std::memcpy(raw.data() + 4 * i, &x, 4);
+                }
+            }
+            std::vector<std::uint8_t> archive;
+            if (mans::prism::compress(raw.data(), raw.size(), cfg, &archive) != mans::Errc::ok) continue;
+            for (std::uint8_t selector = 0; selector < 5; ++selector) {
+                Bytes seed = {selector};
+                seed.insert(seed.end(), archive.begin(), archive.end());
+                write(dir / (std::to_string(rank) + "_" + std::to_string(f64) + "_" + std::to_string(selector) + ".bin"), seed);
+                ++files;
+            }
+        }
+    }
+    return files;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -63,7 +103,7 @@ int main(int argc, char** argv) {
         return 1;
     }
     const fs::path out(argv[1]);
-    for (const char* sub : {"decompress", "block", "roundtrip"}) fs::create_directories(out / sub);
+    for (const char* sub : {"decompress", "block", "roundtrip", "prism"}) fs::create_directories(out / sub);
     using mans::detail::ModeHint;
     const ModeHint hints[] = {ModeHint::automatic,    ModeHint::stored,       ModeHint::constant,
                               ModeHint::token_center, ModeHint::token_delta,  ModeHint::token_repeat,
@@ -92,6 +132,7 @@ int main(int argc, char** argv) {
             write(out / "roundtrip" / (std::to_string(files++) + ".bin"), rt);
         }
     }
+    files += write_prism_seeds(out / "prism");
     std::printf("make_seeds: %d files in %s\n", files, argv[1]);
     return 0;
 }
