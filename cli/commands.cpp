@@ -1,10 +1,13 @@
 // commands.cpp - compress, decompress and info on top of the public mans API.
 #include "commands.hpp"
 
+#include <fcntl.h>
 #include <omp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -12,16 +15,17 @@
 #include <new>
 #include <vector>
 
+#include "command_util.hpp"
 #include "file_io.hpp"
 #include "mans/mans.hpp"
+#include "mans/prism.hpp"
+#include "prism_commands.hpp"
 #include "report.hpp"
 
 namespace mans_cli {
-namespace {
 
-using Clock = std::chrono::steady_clock;
+// ---------------------------------------------------------------- shared helpers
 
-// "<path>: <message> (<MANS_ERR_...>)"
 std::string lib_error(const std::string& shown, mans::Errc e) {
     return shown + ": " + mans::errc_message(e) + " (" + mans::errc_name(e) + ")";
 }
@@ -37,44 +41,17 @@ mans::Backend parse_backend(const std::string& name) {
     throw CliError(kExitUsage, "unknown backend '" + name + "' (expected auto, cpu, cuda or hip)");
 }
 
-// Backend and kernels as the library resolves them ("cpu (avx2)").
 std::string backend_label(bool scalar) {
     return mans::backend_description(mans::Backend::automatic, scalar);
 }
 
 int resolve_threads(int requested) { return requested > 0 ? requested : omp_get_max_threads(); }
 
-// The fields every compress/decompress report shares (verification is set
-// by the caller).
-void fill_run_stats(RunStats* s, const char* command, const CommonOptions& o, const std::string& input,
-                    const std::string& dtype, std::uint64_t elements, std::uint64_t raw_bytes,
-                    std::uint64_t compressed_bytes, double seconds) {
-    s->command = command;
-    s->input = input;
-    s->output = display_output(o.output);
-    s->dtype = dtype;
-    s->elements = elements;
-    s->raw_bytes = raw_bytes;
-    s->compressed_bytes = compressed_bytes;
-    s->seconds = seconds;
-    s->threads = resolve_threads(o.threads);
-    s->backend = backend_label(o.scalar);
-}
-
 double seconds_since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-template <typename T>
-std::vector<T> allocate(std::size_t n, const std::string& what) {
-    try {
-        return std::vector<T>(n);
-    } catch (const std::bad_alloc&) {
-        throw CliError(kExitIo, "out of memory allocating " + std::to_string(n) + " bytes for " + what);
-    } catch (const std::length_error&) {
-        throw CliError(kExitIo, "out of memory allocating " + std::to_string(n) + " bytes for " + what);
-    }
-}
+namespace {
 
 // Progress callback for reading/writing: starts the indicator once the size is
 // known and large, and shows the fraction done.
@@ -89,6 +66,8 @@ IoProgress io_progress(Progress& p, const char* label, std::uint64_t fallback_to
         if (total) p.set_fraction(static_cast<double>(done) / static_cast<double>(total));
     };
 }
+
+}  // namespace
 
 std::vector<std::uint8_t> read_with_progress(const std::string& path, Progress& p) {
     try {
@@ -109,6 +88,41 @@ void write_with_progress(const std::string& path, const void* data, std::size_t 
     }
 }
 
+bool file_is_prism_archive(const std::string& path) {
+    if (path == "-") return false;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    std::uint8_t head[16];
+    std::size_t got = 0;
+    while (got < sizeof head) {
+        const ssize_t r = ::read(fd, head + got, sizeof head - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += static_cast<std::size_t>(r);
+    }
+    ::close(fd);
+    return mans::prism::is_archive(head, got);
+}
+
+namespace {
+
+// The fields every compress/decompress report shares (verification is set
+// by the caller).
+void fill_run_stats(RunStats* s, const char* command, const CommonOptions& o, const std::string& input,
+                    const std::string& dtype, std::uint64_t elements, std::uint64_t raw_bytes,
+                    std::uint64_t compressed_bytes, double seconds) {
+    s->command = command;
+    s->input = input;
+    s->output = display_output(o.output);
+    s->dtype = dtype;
+    s->elements = elements;
+    s->raw_bytes = raw_bytes;
+    s->compressed_bytes = compressed_bytes;
+    s->seconds = seconds;
+    s->threads = resolve_threads(o.threads);
+    s->backend = backend_label(o.scalar);
+}
+
 void emit(const RunStats& s, const CommonOptions& o) {
     if (o.stats) std::fprintf(stderr, "%s\n", stats_line(s).c_str());
     if (o.json) {
@@ -121,8 +135,8 @@ void emit(const RunStats& s, const CommonOptions& o) {
 
 }  // namespace
 
-std::uint64_t parse_byte_size(const std::string& text) {
-    const std::string bad = "invalid --block-size '" + text +
+std::uint64_t parse_byte_size(const std::string& text, const char* option) {
+    const std::string bad = std::string("invalid ") + option + " '" + text +
                             "': expected a byte count with an optional suffix K or M "
                             "(binary: 1K = 1024), e.g. 131072, 128K, 1M";
     std::size_t i = 0;
@@ -147,7 +161,7 @@ std::uint64_t parse_byte_size(const std::string& text) {
     else
         throw CliError(kExitUsage, bad);
     if (v > std::numeric_limits<std::uint64_t>::max() / mult) throw CliError(kExitUsage, bad);
-    if (v == 0) throw CliError(kExitUsage, "invalid --block-size '" + text + "': must be positive");
+    if (v == 0) throw CliError(kExitUsage, std::string("invalid ") + option + " '" + text + "': must be positive");
     return v * mult;
 }
 
@@ -185,12 +199,19 @@ std::string version_text() {
 }
 
 int run_compress(const CompressOptions& o) {
+    // Floating-point types and error bounds select the lossy codec (PRISM).
+    if (is_float_dtype(o.dtype) || !o.error_bound.empty()) return run_prism_compress(o);
+    if (o.rel || !o.planes.empty() || !o.fills.empty() || o.no_detect_fill)
+        throw CliError(kExitUsage, "--rel, --planes, --fill and --no-detect-fill apply to lossy "
+                                   "compression only (f32/f64 with --error-bound)");
+
     // 1. Settings (usage errors before any I/O).
     mans::CompressConfig cfg;
     if (!mans::parse_dtype(o.dtype.c_str(), &cfg.dtype))
         throw CliError(kExitUsage, "unknown dtype '" + o.dtype +
                                        "' (expected u8, u16, u32, u64, i16, i32, i64 or "
-                                       "uint8, uint16, uint32, uint64, int16, int32, int64)");
+                                       "uint8, uint16, uint32, uint64, int16, int32, int64 for lossless "
+                                       "compression; f32 or f64 with --error-bound for lossy)");
     const std::size_t esize = mans::dtype_size(cfg.dtype);
     const std::string dtname = mans::dtype_name(cfg.dtype);
     cfg.backend = parse_backend(o.backend);
@@ -286,15 +307,30 @@ int run_compress(const CompressOptions& o) {
     return kExitOk;
 }
 
-int run_decompress(const CommonOptions& o) {
+int run_decompress(const DecompressOptions& o) {
     mans::DecompressConfig cfg;
     cfg.backend = parse_backend(o.backend);
     cfg.threads = o.threads;
     cfg.force_scalar = o.scalar;
     const std::string in_shown = display_input(o.input);
 
+    // A PRISM archive in a file is read in the ranges a retrieval needs only.
+    if (file_is_prism_archive(o.input)) return run_prism_decompress(o, nullptr);
+    const auto reject_lossy_options = [&] {
+        if (o.lossy_requested())
+            throw CliError(kExitUsage, in_shown +
+                                           ": --error-bound, --rel, --psnr, --bytes and --original apply to "
+                                           "PRISM (lossy) archives only; this is a lossless MANS stream");
+    };
+    if (o.input != "-") reject_lossy_options();  // before reading the whole file
+
     Progress progress;
     std::vector<std::uint8_t> src = read_with_progress(o.input, progress);
+    if (mans::prism::is_archive(src.data(), src.size())) {
+        progress.stop();
+        return run_prism_decompress(o, &src);
+    }
+    reject_lossy_options();
     mans::FrameInfo fi{};
     if (mans::Errc e = mans::get_frame_info(src.data(), src.size(), &fi); e != mans::Errc::ok) {
         progress.stop();
@@ -329,9 +365,11 @@ int run_decompress(const CommonOptions& o) {
 
 int run_info(const InfoOptions& o) {
     const std::string in_shown = display_input(o.input);
+    if (file_is_prism_archive(o.input)) return run_prism_info(o, nullptr);
     Progress progress;
     std::vector<std::uint8_t> src = read_with_progress(o.input, progress);
     progress.stop();
+    if (mans::prism::is_archive(src.data(), src.size())) return run_prism_info(o, &src);
     mans::FrameInfo fi{};
     if (mans::Errc e = mans::get_frame_info(src.data(), src.size(), &fi); e != mans::Errc::ok)
         throw CliError(kExitIo, lib_error(in_shown, e));

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 namespace mans_cli {
@@ -67,6 +68,49 @@ std::string shape_string(const mans::FrameInfo& fi) {
         s += std::to_string(fi.dims[d]);
     }
     return s;
+}
+
+std::string shortest_double(double v) {
+    char buf[40];
+    for (int prec = 15; prec <= 17; ++prec) {
+        std::snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (std::strtod(buf, nullptr) == v) break;
+    }
+    return buf;
+}
+
+std::string json_double(double v) { return std::isfinite(v) ? shortest_double(v) : "null"; }
+
+JsonObject& JsonObject::key(const char* k) {
+    if (!body_.empty()) body_ += ',';
+    body_ += '"';
+    body_ += json_escape(k);
+    body_ += "\":";
+    return *this;
+}
+JsonObject& JsonObject::str(const char* k, const std::string& v) {
+    key(k).body_ += "\"" + json_escape(v) + "\"";
+    return *this;
+}
+JsonObject& JsonObject::uint(const char* k, std::uint64_t v) {
+    key(k).body_ += std::to_string(v);
+    return *this;
+}
+JsonObject& JsonObject::num(const char* k, double v) {
+    key(k).body_ += json_double(v);
+    return *this;
+}
+JsonObject& JsonObject::boolean(const char* k, bool v) {
+    key(k).body_ += v ? "true" : "false";
+    return *this;
+}
+JsonObject& JsonObject::null(const char* k) {
+    key(k).body_ += "null";
+    return *this;
+}
+JsonObject& JsonObject::raw(const char* k, const std::string& json) {
+    key(k).body_ += json;
+    return *this;
 }
 
 std::string stats_line(const RunStats& s) {

@@ -45,6 +45,31 @@ std::string info_json(const std::string& input, const mans::FrameInfo& fi);
 std::string json_escape(const std::string& s);
 std::string shape_string(const mans::FrameInfo& fi);
 
+// The shortest "%.{15,16,17}g" text that reads back as exactly v.
+std::string shortest_double(double v);
+
+// One JSON object built field by field, in insertion order:
+//   JsonObject j; j.str("codec", "prism").uint("elements", n).num("psnr", p);
+//   j.text() == "{\"codec\":\"prism\",\"elements\":313344,\"psnr\":84.2}"
+// Non-finite numbers become null (JSON has no inf/nan).
+class JsonObject {
+public:
+    JsonObject& str(const char* key, const std::string& v);
+    JsonObject& uint(const char* key, std::uint64_t v);
+    JsonObject& num(const char* key, double v);  // shortest exact text
+    JsonObject& boolean(const char* key, bool v);
+    JsonObject& null(const char* key);
+    JsonObject& raw(const char* key, const std::string& json);  // already JSON
+    std::string text() const { return "{" + body_ + "}"; }
+
+private:
+    JsonObject& key(const char* k);
+    std::string body_;
+};
+
+// JSON number (shortest exact text) or null when not finite.
+std::string json_double(double v);
+
 // A one-line progress indicator on stderr, drawn by a watcher thread every
 // 100 ms. It draws nothing unless start() was called, and start() does nothing
 // unless stderr is a terminal and the data is larger than kThresholdBytes.

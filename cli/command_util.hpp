@@ -1,0 +1,52 @@
+// command_util.hpp - helpers shared by the lossless (commands.cpp) and the
+// lossy (prism_commands.cpp) subcommands. Failures are thrown as CliError.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "mans/mans.hpp"
+#include "report.hpp"
+
+namespace mans_cli {
+
+using Clock = std::chrono::steady_clock;
+
+// "<path>: <message> (<MANS_ERR_...>)"
+std::string lib_error(const std::string& shown, mans::Errc e);
+
+// "auto" | "cpu"; cuda/hip -> CliError(kExitIo), anything else -> kExitUsage.
+mans::Backend parse_backend(const std::string& name);
+// Backend and kernels as the library resolves them ("cpu (avx2)").
+std::string backend_label(bool scalar);
+// --threads 0 -> the OpenMP thread count the library will use.
+int resolve_threads(int requested);
+double seconds_since(Clock::time_point t0);
+
+// Whole-input read and atomic write with the progress indicator; I/O errors
+// become CliError(kExitIo).
+std::vector<std::uint8_t> read_with_progress(const std::string& path, Progress& p);
+void write_with_progress(const std::string& path, const void* data, std::size_t size, Progress& p);
+
+// True when `path` (a file, not "-") starts like a PRISM archive. Reads the
+// first bytes only; false when it cannot be read (the caller reports that).
+bool file_is_prism_archive(const std::string& path);
+
+template <typename T>
+std::vector<T> allocate(std::size_t n, const std::string& what) {
+    try {
+        return std::vector<T>(n);
+    } catch (const std::bad_alloc&) {
+        throw CliError(kExitIo, "out of memory allocating " + std::to_string(n) + " bytes for " + what);
+    } catch (const std::length_error&) {
+        throw CliError(kExitIo, "out of memory allocating " + std::to_string(n) + " bytes for " + what);
+    }
+}
+
+}  // namespace mans_cli
