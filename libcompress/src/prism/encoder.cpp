@@ -379,6 +379,11 @@ Errc Encoder<T>::run(std::vector<std::uint8_t>* archive) {
     h_.abs_bound = cfg_.mode == ErrorMode::relative ? cfg_.error_bound * range : cfg_.error_bound;
     if (!std::isfinite(h_.abs_bound)) return Errc::invalid_argument;
     const double alpha = level_alpha(range > 0 ? h_.abs_bound / range : 0);
+    // Half an ulp of T at the largest magnitude: the most that rounding a
+    // reconstruction to T can add.
+    int exponent = 0;
+    std::frexp(std::max(std::fabs(h_.value_min), std::fabs(h_.value_max)), &exponent);
+    const double cast_slack = std::ldexp(1.0, exponent - (sizeof(T) == 4 ? 25 : 54));
 
     work_.assign(static_cast<std::size_t>(g_.count), 0.0);
     if (g_.count && flags_[0] != kMasked) work_[0] = x(0), flags_[0] = kAnchor;
@@ -390,6 +395,9 @@ Errc Encoder<T>::run(std::vector<std::uint8_t>* archive) {
         LevelMeta& m = h_.level[l];
         const unsigned finer = h_.levels - 1 - l;  // 0 for the finest level
         m.eb = h_.abs_bound / std::min(std::pow(alpha, static_cast<double>(finer)), 4.0);
+        // Leave room for rounding the reconstruction to T, so that points
+        // near the bound do not all become outliers.
+        if (h_.abs_bound > 2 * cast_slack) m.eb = std::min(m.eb, h_.abs_bound - cast_slack);
         m.step = 2 * m.eb;
         m.codes = level_code_count(g_, level_unit(h_.levels, l));
         sels[l] = select(l, m.eb);

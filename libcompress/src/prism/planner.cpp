@@ -19,7 +19,7 @@ double level_energy(const LevelMeta&) { return 1.0; }
 // a prediction (<= 4 axes x 4 terms, a mean, a scale) and one multiply-add,
 // each rounding by at most 2^-53 of a value bounded by 1.25 V.
 // Safety factor of the (model) mean squared error of truncated planes.
-constexpr double kMseMargin = 1.6;
+constexpr double kMseMargin = 2.0;
 
 constexpr double kRoundPerPoint = 24.0 * 1.25 * 0x1p-53;
 
