@@ -188,6 +188,20 @@ Errc make_plan(const Header& h, const ErrorModel& m, const mans::prism::Target& 
         return opts;
     };
 
+    // Cheapest plan whose rigorous bound is <= t (t >= full_max_error).
+    auto linf_plan = [&](double t) {
+        std::vector<std::uint32_t> best = complete, pick;
+        // Budget for truncation: everything else at its largest for an error <= t.
+        const double v = h.max_abs_work + t;
+        double budget = t - h.work_max_error - 2 * m.gain_all * kRoundPerPoint * v;
+        if (h.type == mans::prism::FloatType::f32) budget -= half_ulp_f32(v + t);
+        budget /= 1 + 1e-9;
+        if (budget > 0 && knapsack(options(false), true, budget, &pick) &&
+            step_bytes(h, prev, pick) < complete_bytes && plan_bound(h, m, pick) <= t)
+            best = pick;
+        return best;
+    };
+
     const double range = h.value_max - h.value_min;
     switch (target.kind) {
         case TK::full:
@@ -198,29 +212,29 @@ Errc make_plan(const Header& h, const ErrorModel& m, const mans::prism::Target& 
             const double t = target.kind == TK::absolute ? target.value : target.value * range;
             if (!(t >= 0) || std::isnan(t)) return Errc::invalid_argument;
             if (t < h.full_max_error) return Errc::target_unreachable;
-            chosen = complete;
-            // Budget for truncation: everything else at its largest for an error <= t.
-            const double v = h.max_abs_work + t;
-            double budget = t - h.work_max_error - 2 * m.gain_all * kRoundPerPoint * v;
-            if (h.type == mans::prism::FloatType::f32) budget -= half_ulp_f32(v + t);
-            budget /= 1 + 1e-9;
-            std::vector<std::uint32_t> pick;
-            if (budget > 0 && knapsack(options(false), true, budget, &pick) &&
-                step_bytes(h, prev, pick) < complete_bytes && plan_bound(h, m, pick) <= t)
-                chosen = pick;
+            chosen = linf_plan(t);
             break;
         }
         case TK::psnr: {
+            // The L-inf plans spread the error over the levels the way the
+            // rigorous bound does; among them, take the cheapest whose PSNR
+            // estimate meets the target. (Optimising the MSE model directly
+            // lets the search exploit the model's errors on coarse levels.)
             if (std::isnan(target.value)) return Errc::invalid_argument;
             chosen = complete;
-            if (psnr_from_mse(h, h.full_mse) < target.value) return Errc::target_unreachable;
+            if (psnr_from_mse(h, plan_mse(h, m, complete)) < target.value) return Errc::target_unreachable;
             if (range <= 0) break;
-            const double mse_target = range * range / std::pow(10.0, target.value / 10.0);
-            const double budget = mse_target - std::max(h.work_mse, h.full_mse);
-            std::vector<std::uint32_t> pick;
-            if (budget > 0 && knapsack(options(true), true, budget, &pick) &&
-                step_bytes(h, prev, pick) < complete_bytes)
-                chosen = pick;
+            double lo = std::log(std::max(h.full_max_error, range * 1e-12)), hi = std::log(range);
+            for (int it = 0; it < 40 && hi - lo > 1e-3; ++it) {
+                const double mid = 0.5 * (lo + hi);
+                const std::vector<std::uint32_t> pick = linf_plan(std::exp(mid));
+                if (psnr_from_mse(h, plan_mse(h, m, pick)) >= target.value) {
+                    if (step_bytes(h, prev, pick) <= step_bytes(h, prev, chosen)) chosen = pick;
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
             break;
         }
         case TK::bytes: {
