@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Command (1) of the README: install dependencies, build, obtain real fields
 # from Debian data packages (datasets/fetch.sh), then compress, decompress and
-# verify each with the mans CLI, printing ratio and speed.
+# verify each with the mans CLI, printing ratio and speed; then PRISM
+# progressive lossy archives of the float fields with coarse retrievals
+# checked against the originals.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
@@ -28,4 +30,22 @@ run echam5_t_quant_1e-4_17x96x192.u16 u16
 run oisst_sst_1x1x90x180.i16 i16
 run levitus_temp_20x180x360.f32 u32
 run navy_uwnd_132x73x144.f32 u32
-echo "== all round trips verified byte for byte"
+echo "== all lossless round trips verified byte for byte"
+
+# Lossy, progressive (PRISM): one archive at 1e-6 x value range per field,
+# then retrievals at coarser bounds that read only part of it, each checked
+# against the original (exit 3 if a bound were missed).
+prism() {  # file
+  local f="$data/$1" dims
+  [ -f "$f" ] || { echo "(skip $1: not fetched)"; return; }
+  dims=$(basename "$1" .f32); dims=${dims##*_}
+  echo "-- $1"
+  "$mans" compress -t f32 --dims "$dims" --error-bound 1e-6 --rel -i "$f" -o "$work/x.prism" --verify --stats
+  for rel in 1e-2 1e-4; do
+    "$mans" decompress -i "$work/x.prism" -o "$work/x.f32" --error-bound "$rel" --rel --original "$f" --stats
+  done
+}
+prism echam5_t_17x96x192.f32
+prism levitus_temp_20x180x360.f32
+prism etopo20_rose_540x1081.f32
+echo "== every lossy retrieval met its error bound"

@@ -37,7 +37,7 @@ if [[ "$EXPECT_CLI" == 1 ]]; then
   [[ -x "$PREFIX/bin/mans" ]] && echo "   ok bin/mans" || fail "missing bin/mans (MANS_BUILD_CLI is ON)"
 fi
 # Internal headers must not leak into the installed include folder.
-extra=$(find "$PREFIX/include" -type f ! -name mans.h ! -name mans.hpp ! -name version.h | sed "s|$PREFIX/||")
+extra=$(find "$PREFIX/include" -type f ! -name mans.h ! -name mans.hpp ! -name prism.hpp ! -name version.h | sed "s|$PREFIX/||")
 [[ -z "$extra" ]] || echo "   note: other installed headers: $extra"
 
 echo "== consumer via find_package(mans) with CMAKE_PREFIX_PATH"
@@ -48,6 +48,7 @@ if cmake -S "$HERE/consumer" -B "$TMP/consumer-build" -DCMAKE_PREFIX_PATH="$PREF
     "$TMP/consumer-build/consumer_c" || fail "consumer (C) run"
     "$TMP/consumer-build/quickstart_cpp" || fail "README example docs/examples/quickstart.cpp"
     "$TMP/consumer-build/quickstart_c" || fail "README example docs/examples/quickstart.c"
+    "$TMP/consumer-build/prism_quickstart" || fail "README example docs/examples/prism_quickstart.cpp"
   else
     cat "$TMP/build.log"; fail "consumer build (find_package)"
   fi
@@ -59,7 +60,7 @@ echo "== README quotes docs/examples verbatim"
 python3 - "$ROOT/README.md" "$EXAMPLES" <<'PY' || fail "README.md and docs/examples differ"
 import sys, pathlib
 readme = pathlib.Path(sys.argv[1]).read_text()
-for name, lang in (("quickstart.cpp", "cpp"), ("quickstart.c", "c")):
+for name, lang in (("quickstart.cpp", "cpp"), ("quickstart.c", "c"), ("prism_quickstart.cpp", "cpp")):
     body = (pathlib.Path(sys.argv[2]) / name).read_text()
     if f"```{lang}\n{body}```" not in readme:
         sys.exit(f"README.md does not quote docs/examples/{name} verbatim")

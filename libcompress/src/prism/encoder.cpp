@@ -283,8 +283,7 @@ void Encoder<T>::code_planes(unsigned level, const std::vector<std::int32_t>& co
                 sq[kept] += d * d;
             }
         }
-        for (unsigned b = 0; b < P; ++b)
-            encode_plane_chunk(words.data(), len, b, P, coding, &enc[static_cast<std::size_t>(ch)][b]);
+        encode_plane_chunks(words.data(), len, P, coding, &enc[static_cast<std::size_t>(ch)]);
     }
     m.max_err.assign(P + 1, 0);
     m.sum_sq.assign(P + 1, 0);
@@ -337,8 +336,10 @@ void Encoder<T>::final_stats() {
         fs += full_sq[ch];
         ws += work_sq[ch];
     }
-    h_.full_mse = n ? fs / static_cast<double>(n) : 0;
-    h_.work_mse = n ? ws / static_cast<double>(n) : 0;
+    // Means over the values that PSNR is measured on (masked ones excluded).
+    const double counted = static_cast<double>(n - h_.masked_count);
+    h_.full_mse = counted > 0 ? fs / counted : 0;
+    h_.work_mse = counted > 0 ? ws / counted : 0;
 }
 
 template <typename T>

@@ -1,7 +1,17 @@
-// plane_coding.cpp - payload = sub-blob "new" || sub-blob "refine";
-// sub-blob = [u8 method][varint stored bytes][payload], the bits packed in
-// code order (bit i at bit i % 8 of byte i / 8, unused high bits zero).
+// plane_coding.cpp - payload = four sub-blobs, one per context;
+// sub-blob = [u8 method][varint stored bytes][payload], the bits of the
+// context packed in code order (bit i at bit i % 8 of byte i / 8, unused
+// high bits zero).
+//
+// Work is done 64 codes at a time on bit masks: a plane and the
+// significance of the codes are u64 words, the contexts are masks derived
+// from them, and a context's bits are gathered (encoder) or scattered
+// (decoder) with a loop over set bits only, so sparse high planes cost
+// little.
 #include "prism/plane_coding.hpp"
+
+#include <algorithm>
+#include <cstring>
 
 #include "core/byte_io.hpp"
 #include "core/status.hpp"
@@ -10,11 +20,98 @@
 namespace mans::detail::prism {
 namespace {
 
-// Bits of a word in the planes before b (the part a reader has already).
+constexpr unsigned kStreams = 4;
+
+// Bits of a word in the planes before b (the part a reader already has).
 std::uint32_t higher_mask(unsigned b, unsigned planes, Coding c) {
     std::uint32_t m = 0;
     for (unsigned k = 0; k < b; ++k) m = with_plane_bit(m, k, planes, c, 1);
     return m;
+}
+
+// SWAR popcount: the portable build has no POPCNT instruction, and the
+// builtin becomes a library call.
+unsigned popcount64(std::uint64_t v) {
+    v = v - ((v >> 1) & 0x5555555555555555ull);
+    v = (v & 0x3333333333333333ull) + ((v >> 2) & 0x3333333333333333ull);
+    v = (v + (v >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return static_cast<unsigned>((v * 0x0101010101010101ull) >> 56);
+}
+
+// Context masks of 64 codes from the significance of the codes (sig) and of
+// their chunk neighbours: 3 = significant, else the number of significant
+// neighbours j-1, j+1. `prev_top` / `next_low` are the neighbouring words'
+// edge bits; `valid` masks codes past the chunk end.
+void context_masks(std::uint64_t sig, std::uint64_t prev_top, std::uint64_t next_low, std::uint64_t valid,
+                   std::uint64_t* m) {
+    const std::uint64_t left = (sig << 1) | prev_top;    // bit j: code j-1 significant
+    const std::uint64_t right = (sig >> 1) | (next_low << 63);
+    const std::uint64_t free = ~sig & valid;
+    m[0] = free & ~left & ~right;
+    m[1] = free & (left ^ right);
+    m[2] = free & left & right;
+    m[3] = sig & valid;
+}
+
+// A growing bit string (LSB-first).
+class BitSink {
+public:
+    void append(std::uint64_t v, unsigned n) {  // n <= 64, v < 2^n
+        const std::size_t word = static_cast<std::size_t>(pos_ / 64);
+        const unsigned at = static_cast<unsigned>(pos_ % 64);
+        if (words_.size() < word + 2) words_.resize(word + 2, 0);
+        if (v) {
+            words_[word] |= v << at;
+            if (at && at + n > 64) words_[word + 1] |= v >> (64 - at);
+        }
+        pos_ += n;
+    }
+    std::vector<std::uint8_t> bytes() const {
+        std::vector<std::uint8_t> out(static_cast<std::size_t>((pos_ + 7) / 8));
+        if (!out.empty()) std::memcpy(out.data(), words_.data(), out.size());
+        return out;
+    }
+
+private:
+    std::vector<std::uint64_t> words_;
+    std::uint64_t pos_ = 0;
+};
+
+class BitSource {
+public:
+    explicit BitSource(const std::vector<std::uint8_t>& bytes) : words_(bytes.size() / 8 + 2, 0) {
+        if (!bytes.empty()) std::memcpy(words_.data(), bytes.data(), bytes.size());
+    }
+    std::uint64_t take(unsigned n) {  // n <= 64; the caller never reads past the stream's count
+        const std::size_t word = static_cast<std::size_t>(pos_ / 64);
+        const unsigned at = static_cast<unsigned>(pos_ % 64);
+        std::uint64_t v = words_[word] >> at;
+        if (at && at + n > 64) v |= words_[word + 1] << (64 - at);
+        pos_ += n;
+        return n == 64 ? v : v & ((std::uint64_t{1} << n) - 1);
+    }
+
+private:
+    std::vector<std::uint64_t> words_;
+    std::uint64_t pos_ = 0;
+};
+
+// The bits of `v` at the positions of `mask`, packed low (software PEXT).
+std::uint64_t gather(std::uint64_t v, std::uint64_t mask) {
+    std::uint64_t out = 0;
+    for (std::uint64_t set = v & mask; set; set &= set - 1) {
+        const std::uint64_t below = (set & (0 - set)) - 1;
+        out |= std::uint64_t{1} << popcount64(mask & below);
+    }
+    return out;
+}
+
+// The low bits of `v` placed at the positions of `mask` (software PDEP).
+std::uint64_t scatter(std::uint64_t v, std::uint64_t mask) {
+    std::uint64_t out = 0;
+    for (; v && mask; mask &= mask - 1, v >>= 1)
+        if (v & 1) out |= mask & (0 - mask);
+    return out;
 }
 
 void put_sub_blob(const std::vector<std::uint8_t>& bits, std::vector<std::uint8_t>* out) {
@@ -42,68 +139,96 @@ Errc get_sub_blob(ByteReader* r, std::uint64_t nbits, std::vector<std::uint8_t>*
     return Errc::ok;
 }
 
-// Stream of code j for plane b: 3 when the code is already significant
-// (refinement bits), else the number of its chunk neighbours j-1, j+1 that
-// are (0..2): significance spreads spatially.
-constexpr unsigned kStreams = 4;
+// Significance (any bit in `higher`) of the codes, as u64 words.
+std::vector<std::uint64_t> significance(const std::uint32_t* words, std::uint64_t len, std::uint32_t higher) {
+    std::vector<std::uint64_t> sig(static_cast<std::size_t>((len + 63) / 64), 0);
+    if (higher)
+        for (std::uint64_t j = 0; j < len; ++j)
+            if (words[j] & higher) sig[j / 64] |= std::uint64_t{1} << (j % 64);
+    return sig;
+}
 
-void classify(const std::uint32_t* words, std::uint64_t len, std::uint32_t higher, std::vector<std::uint8_t>* ctx) {
-    ctx->resize(static_cast<std::size_t>(len));
-    for (std::uint64_t j = 0; j < len; ++j) {
-        if (words[j] & higher) {
-            (*ctx)[j] = 3;
-            continue;
-        }
-        const unsigned left = j > 0 && (words[j - 1] & higher);
-        const unsigned right = j + 1 < len && (words[j + 1] & higher);
-        (*ctx)[j] = static_cast<std::uint8_t>(left + right);
+std::uint64_t valid_mask(std::uint64_t w, std::uint64_t len) {
+    const std::uint64_t left = len - 64 * w;
+    return left >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << left) - 1;
+}
+
+// Calls fn(w, masks) for every 64-code word of the chunk.
+template <typename F>
+void for_each_word(const std::vector<std::uint64_t>& sig, std::uint64_t len, F&& fn) {
+    const std::size_t nw = sig.size();
+    for (std::size_t w = 0; w < nw; ++w) {
+        const std::uint64_t prev_top = w ? sig[w - 1] >> 63 : 0;
+        const std::uint64_t next_low = w + 1 < nw ? sig[w + 1] & 1 : 0;
+        std::uint64_t m[kStreams];
+        context_masks(sig[w], prev_top, next_low, valid_mask(w, len), m);
+        fn(w, m);
     }
 }
 
 }  // namespace
 
-bool encode_plane_chunk(const std::uint32_t* words, std::uint64_t len, unsigned b, unsigned planes, Coding c,
-                        std::vector<std::uint8_t>* out) {
-    const std::uint32_t higher = higher_mask(b, planes, c);
-    const std::uint32_t digit = with_plane_bit(0, b, planes, c, 1);
-    std::vector<std::uint8_t> ctx;
-    classify(words, len, higher, &ctx);
-    std::vector<std::uint8_t> streams[kStreams];
-    std::uint64_t count[kStreams] = {0, 0, 0, 0};
-    for (auto& st : streams) st.assign(static_cast<std::size_t>((len + 7) / 8), 0);
-    bool any = false;
-    for (std::uint64_t j = 0; j < len; ++j) {
-        const std::uint8_t bit = (words[j] & digit) ? 1 : 0;
-        any |= bit != 0;
-        const unsigned k = ctx[j];
-        streams[k][count[k] / 8] |= static_cast<std::uint8_t>(bit << (count[k] % 8));
-        ++count[k];
+void encode_plane_chunks(const std::uint32_t* words, std::uint64_t len, unsigned planes, Coding c,
+                         std::vector<std::vector<std::uint8_t>>* out) {
+    const std::size_t nw = static_cast<std::size_t>((len + 63) / 64);
+    // Transpose once: plane bitsets from the words' set bits.
+    std::vector<std::uint64_t> bits(static_cast<std::size_t>(planes) * nw, 0);
+    std::uint32_t digit_plane[32] = {};
+    for (unsigned b = 0; b < planes; ++b) {
+        const std::uint32_t d = with_plane_bit(0, b, planes, c, 1);
+        digit_plane[__builtin_ctz(d)] = b;
     }
-    if (!any) return false;
-    for (unsigned k = 0; k < kStreams; ++k) {
-        streams[k].resize(static_cast<std::size_t>((count[k] + 7) / 8));
-        put_sub_blob(streams[k], out);
+    for (std::uint64_t j = 0; j < len; ++j)
+        for (std::uint32_t w = words[j]; w; w &= w - 1)
+            bits[digit_plane[__builtin_ctz(w)] * nw + j / 64] |= std::uint64_t{1} << (j % 64);
+    out->assign(planes, {});
+    std::vector<std::uint64_t> sig(nw, 0);  // significant in the planes before b
+    for (unsigned b = 0; b < planes; ++b) {
+        const std::uint64_t* plane = bits.data() + static_cast<std::size_t>(b) * nw;
+        bool any = false;
+        for (std::size_t w = 0; w < nw; ++w) any |= plane[w] != 0;
+        if (any) {
+            BitSink sinks[kStreams];
+            for_each_word(sig, len, [&](std::size_t w, const std::uint64_t* m) {
+                for (unsigned k = 0; k < kStreams; ++k) sinks[k].append(gather(plane[w], m[k]), popcount64(m[k]));
+            });
+            for (const BitSink& s : sinks) put_sub_blob(s.bytes(), &(*out)[b]);
+        }
+        for (std::size_t w = 0; w < nw; ++w) sig[w] |= plane[w];
     }
-    return true;
 }
 
-Errc decode_plane_chunk(const std::uint8_t* payload, std::size_t size, std::uint32_t* words, std::uint64_t len,
-                        unsigned b, unsigned planes, Coding c) {
-    const std::uint32_t higher = higher_mask(b, planes, c);
-    const std::uint32_t digit = with_plane_bit(0, b, planes, c, 1);
-    std::vector<std::uint8_t> ctx;
-    classify(words, len, higher, &ctx);
-    std::uint64_t count[kStreams] = {0, 0, 0, 0};
-    for (std::uint8_t k : ctx) ++count[k];
-    ByteReader r(payload, size);
-    std::vector<std::uint8_t> streams[kStreams];
-    for (unsigned k = 0; k < kStreams; ++k) MANS_RETURN_IF_ERROR(get_sub_blob(&r, count[k], &streams[k]));
-    if (r.remaining() != 0) return Errc::corrupt_block;
-    std::uint64_t at[kStreams] = {0, 0, 0, 0};
-    for (std::uint64_t j = 0; j < len; ++j) {
-        const unsigned k = ctx[j];
-        const std::uint64_t i = at[k]++;
-        if (streams[k][static_cast<std::size_t>(i / 8)] >> (i % 8) & 1) words[j] |= digit;
+Errc decode_plane_chunks(const std::uint8_t* const* payload, const std::size_t* size, std::uint32_t* words,
+                         std::uint64_t len, unsigned b0, unsigned b1, unsigned planes, Coding c) {
+    std::vector<std::uint64_t> sig = significance(words, len, higher_mask(b0, planes, c));
+    std::vector<BitSource> sources;
+    std::vector<std::uint8_t> bytes;
+    for (unsigned b = b0; b < b1; ++b) {
+        const std::size_t i = b - b0;
+        if (size[i] == 0) continue;  // an all-zero plane chunk
+        std::uint64_t count[kStreams] = {0, 0, 0, 0};
+        for_each_word(sig, len, [&](std::size_t, const std::uint64_t* m) {
+            for (unsigned k = 0; k < kStreams; ++k) count[k] += popcount64(m[k]);
+        });
+        ByteReader r(payload[i], size[i]);
+        sources.clear();
+        for (unsigned k = 0; k < kStreams; ++k) {
+            MANS_RETURN_IF_ERROR(get_sub_blob(&r, count[k], &bytes));
+            sources.emplace_back(bytes);
+        }
+        if (r.remaining() != 0) return Errc::corrupt_block;
+        const std::uint32_t digit = with_plane_bit(0, b, planes, c, 1);
+        std::vector<std::uint64_t> plane(sig.size(), 0);
+        for_each_word(sig, len, [&](std::size_t w, const std::uint64_t* m) {
+            std::uint64_t p = 0;
+            for (unsigned k = 0; k < kStreams; ++k) {
+                const unsigned n = popcount64(m[k]);
+                if (n) p |= scatter(sources[k].take(n), m[k]);
+            }
+            plane[w] = p;
+            for (; p; p &= p - 1) words[64 * w + static_cast<unsigned>(__builtin_ctzll(p))] |= digit;
+        });
+        for (std::size_t w = 0; w < sig.size(); ++w) sig[w] |= plane[w];
     }
     return Errc::ok;
 }

@@ -19,14 +19,15 @@
 
 namespace mans::detail::prism {
 
-// Appends the segment payload of plane b of words[0..len) to *out; returns
-// false (appending nothing) when every bit of the plane is zero.
-bool encode_plane_chunk(const std::uint32_t* words, std::uint64_t len, unsigned b, unsigned planes, Coding c,
-                        std::vector<std::uint8_t>* out);
+// Codes every plane of the chunk words[0..len): (*out)[b] is the segment
+// payload of plane b, empty when the plane is all zero in this chunk.
+void encode_plane_chunks(const std::uint32_t* words, std::uint64_t len, unsigned planes, Coding c,
+                         std::vector<std::vector<std::uint8_t>>* out);
 
-// Decodes a payload of exactly `size` bytes for plane b and sets the plane's
-// bits in words[0..len), which must hold planes 0..b-1 already.
-Errc decode_plane_chunk(const std::uint8_t* payload, std::size_t size, std::uint32_t* words, std::uint64_t len,
-                        unsigned b, unsigned planes, Coding c);
+// Decodes planes [b0, b1) of a chunk (payload[i], size[i] for plane b0 + i;
+// size 0 = all zero) and sets their bits in words[0..len), which must hold
+// planes 0..b0-1 already. corrupt_block on any inconsistency.
+Errc decode_plane_chunks(const std::uint8_t* const* payload, const std::size_t* size, std::uint32_t* words,
+                         std::uint64_t len, unsigned b0, unsigned b1, unsigned planes, Coding c);
 
 }  // namespace mans::detail::prism

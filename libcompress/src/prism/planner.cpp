@@ -150,7 +150,7 @@ double plan_bound(const Header& h, const ErrorModel& m, const std::vector<std::u
 
 double plan_mse(const Header& h, const ErrorModel& m, const std::vector<std::uint32_t>& planes) {
     if (is_complete(h, planes)) return h.full_mse;
-    const double n = static_cast<double>(h.grid.count);
+    const double n = std::max(1.0, static_cast<double>(h.grid.count - h.masked_count));  // as PSNR counts
     double mse = std::max(h.work_mse, h.full_mse);
     for (unsigned l = 0; l < h.levels; ++l) {
         const double step = h.level[l].step;
@@ -176,7 +176,7 @@ Errc make_plan(const Header& h, const ErrorModel& m, const mans::prism::Target& 
     // Options per level: keep prev..planes planes.
     auto options = [&](bool mse) {
         std::vector<std::vector<Option>> opts(h.levels);
-        const double n = static_cast<double>(h.grid.count);
+        const double n = std::max(1.0, static_cast<double>(h.grid.count - h.masked_count));
         for (unsigned l = 0; l < h.levels; ++l) {
             const LevelMeta& lm = h.level[l];
             for (std::uint32_t b = prev[l]; b <= lm.planes; ++b) {

@@ -197,17 +197,17 @@ Errc Reader::Impl::load_planes(unsigned l, unsigned b0, unsigned b1, std::vector
     for (std::int64_t ch = 0; ch < static_cast<std::int64_t>(nchunks); ++ch) {
         const std::uint64_t first = static_cast<std::uint64_t>(ch) * C;
         const std::uint64_t len = std::min(C, m.codes - first);
+        const std::uint8_t* payload[kMaxPlanes];
+        std::size_t size[kMaxPlanes];
         for (unsigned b = b0; b < b1; ++b) {
             const std::size_t si = h.segment_index(l, b, static_cast<std::uint64_t>(ch));
-            const Segment& seg = h.segments[si];
-            if (seg.stored == 0) continue;  // an all-zero plane chunk
-            const std::uint8_t* p = buf.data() + (h.segment_offset[si] - begin);
-            const Errc e = decode_plane_chunk(p, seg.stored, words->data() + first, len, b, P, h.coding);
-            if (e != Errc::ok) {
+            payload[b - b0] = buf.data() + (h.segment_offset[si] - begin);
+            size[b - b0] = h.segments[si].stored;
+        }
+        const Errc e = decode_plane_chunks(payload, size, words->data() + first, len, b0, b1, P, h.coding);
+        if (e != Errc::ok) {
 #pragma omp critical
-                status = e;
-                break;
-            }
+            status = e;
         }
     }
     return status;
