@@ -37,7 +37,7 @@ if [[ "$EXPECT_CLI" == 1 ]]; then
   [[ -x "$PREFIX/bin/mans" ]] && echo "   ok bin/mans" || fail "missing bin/mans (MANS_BUILD_CLI is ON)"
 fi
 # Internal headers must not leak into the installed include folder.
-extra=$(find "$PREFIX/include" -type f ! -name mans.h ! -name mans.hpp ! -name prism.hpp ! -name version.h | sed "s|$PREFIX/||")
+extra=$(find "$PREFIX/include" -type f ! -name mans.h ! -name mans.hpp ! -name prism.hpp ! -name prism.h ! -name version.h | sed "s|$PREFIX/||")
 [[ -z "$extra" ]] || echo "   note: other installed headers: $extra"
 
 echo "== consumer via find_package(mans) with CMAKE_PREFIX_PATH"
@@ -49,6 +49,7 @@ if cmake -S "$HERE/consumer" -B "$TMP/consumer-build" -DCMAKE_PREFIX_PATH="$PREF
     "$TMP/consumer-build/quickstart_cpp" || fail "README example docs/examples/quickstart.cpp"
     "$TMP/consumer-build/quickstart_c" || fail "README example docs/examples/quickstart.c"
     "$TMP/consumer-build/prism_quickstart" || fail "README example docs/examples/prism_quickstart.cpp"
+    "$TMP/consumer-build/prism_quickstart_c" || fail "example docs/examples/prism_quickstart.c"
   else
     cat "$TMP/build.log"; fail "consumer build (find_package)"
   fi

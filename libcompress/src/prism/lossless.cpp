@@ -66,7 +66,7 @@ void encode_best(const std::uint8_t* src, std::size_t n, unsigned width, bool tr
 
     // Zero elimination wins outright on sparse data; rANS is only worth its
     // time when that left most of the bytes.
-    if (try_rans && n % width == 0 && best.size() * 4 > n && order0_bytes(src, n) < 0.97 * best.size()) {
+    if (try_rans && n % width == 0 && n >= 64 && order0_bytes(src, n) < 0.97 * best.size()) {
         std::vector<std::uint8_t> rans = mans_stream(src, n, width);
         if (!rans.empty() && rans.size() < best.size()) out->method = Method::mans_rans, best.swap(rans);
     }
