@@ -1,7 +1,7 @@
-// plane_coding.cpp - payload = four sub-blobs, one per context;
-// sub-blob = [u8 method][varint stored bytes][payload], the bits of the
-// context packed in code order (bit i at bit i % 8 of byte i / 8, unused
-// high bits zero).
+// plane_coding.cpp - payload = [u16: 2-bit method per context] then, for
+// each context whose method is not 0, [varint stored bytes][payload]; a
+// context's bits are packed in code order (bit i at bit i % 8 of byte i / 8,
+// unused high bits zero).
 //
 // Work is done 64 codes at a time on bit masks: a plane and the
 // significance of the codes are u64 words, the contexts are masks derived
@@ -20,7 +20,7 @@
 namespace mans::detail::prism {
 namespace {
 
-constexpr unsigned kStreams = 4;
+constexpr unsigned kStreams = 5;
 
 // Bits of a word in the planes before b (the part a reader already has).
 std::uint32_t higher_mask(unsigned b, unsigned planes, Coding c) {
@@ -39,18 +39,20 @@ unsigned popcount64(std::uint64_t v) {
 }
 
 // Context masks of 64 codes from the significance of the codes (sig) and of
-// their chunk neighbours: 3 = significant, else the number of significant
-// neighbours j-1, j+1. `prev_top` / `next_low` are the neighbouring words'
-// edge bits; `valid` masks codes past the chunk end.
-void context_masks(std::uint64_t sig, std::uint64_t prev_top, std::uint64_t next_low, std::uint64_t valid,
-                   std::uint64_t* m) {
+// their chunk neighbours: not yet significant: 0, 1, 2 by the number of
+// significant neighbours j-1, j+1; significant: 3 when its first set bit was
+// the previous plane (fresh), else 4. `prev_top` / `next_low` are the
+// neighbouring words' edge bits; `valid` masks codes past the chunk end.
+void context_masks(std::uint64_t sig, std::uint64_t fresh, std::uint64_t prev_top, std::uint64_t next_low,
+                   std::uint64_t valid, std::uint64_t* m) {
     const std::uint64_t left = (sig << 1) | prev_top;    // bit j: code j-1 significant
     const std::uint64_t right = (sig >> 1) | (next_low << 63);
     const std::uint64_t free = ~sig & valid;
     m[0] = free & ~left & ~right;
     m[1] = free & (left ^ right);
     m[2] = free & left & right;
-    m[3] = sig & valid;
+    m[3] = sig & fresh & valid;
+    m[4] = sig & ~fresh & valid;
 }
 
 // A growing bit string (LSB-first).
@@ -114,26 +116,34 @@ std::uint64_t scatter(std::uint64_t v, std::uint64_t mask) {
     return out;
 }
 
-void put_sub_blob(const std::vector<std::uint8_t>& bits, std::vector<std::uint8_t>* out) {
-    Encoded e;
-    encode_best(bits.data(), bits.size(), 1, true, &e);
-    out->push_back(static_cast<std::uint8_t>(e.method));
-    std::uint8_t v[kMaxVarintBytes];
-    out->insert(out->end(), v, v + encode_varint(e.bytes.size(), v));
-    out->insert(out->end(), e.bytes.begin(), e.bytes.end());
+// Segment payload: u16 with 2 bits per context (its method), then for each
+// context whose method is not 0: varint stored bytes and the payload.
+void put_sub_blobs(const BitSink* sinks, std::vector<std::uint8_t>* out) {
+    Encoded e[kStreams];
+    std::uint16_t methods = 0;
+    for (unsigned k = 0; k < kStreams; ++k) {
+        const std::vector<std::uint8_t> bits = sinks[k].bytes();
+        encode_best(bits.data(), bits.size(), 1, true, &e[k]);
+        methods |= static_cast<std::uint16_t>(static_cast<unsigned>(e[k].method) << (2 * k));
+    }
+    out->push_back(static_cast<std::uint8_t>(methods));
+    out->push_back(static_cast<std::uint8_t>(methods >> 8));
+    for (unsigned k = 0; k < kStreams; ++k) {
+        if (e[k].method == Method::zero) continue;
+        std::uint8_t v[kMaxVarintBytes];
+        out->insert(out->end(), v, v + encode_varint(e[k].bytes.size(), v));
+        out->insert(out->end(), e[k].bytes.begin(), e[k].bytes.end());
+    }
 }
 
-Errc get_sub_blob(ByteReader* r, std::uint64_t nbits, std::vector<std::uint8_t>* bits) {
-    std::uint8_t method = 0;
+Errc get_sub_blob(ByteReader* r, Method method, std::uint64_t nbits, std::vector<std::uint8_t>* bits) {
     std::uint64_t stored = 0;
     const std::uint8_t* p = nullptr;
-    if (!r->read(&method) || !r->read_varint64(&stored) || method >= kMethodCount || stored > r->remaining())
-        return Errc::corrupt_block;
+    if (method != Method::zero && (!r->read_varint64(&stored) || stored > r->remaining())) return Errc::corrupt_block;
     r->take(static_cast<std::size_t>(stored), &p);
     const std::size_t nbytes = static_cast<std::size_t>((nbits + 7) / 8);
     bits->resize(nbytes);
-    const Errc e = decode_payload(static_cast<Method>(method), p, static_cast<std::size_t>(stored), bits->data(),
-                                  nbytes, 1);
+    const Errc e = decode_payload(method, p, static_cast<std::size_t>(stored), bits->data(), nbytes, 1);
     if (e != Errc::ok) return e;
     if ((nbits % 8) && ((*bits)[nbytes - 1] >> (nbits % 8))) return Errc::corrupt_block;
     return Errc::ok;
@@ -155,13 +165,14 @@ std::uint64_t valid_mask(std::uint64_t w, std::uint64_t len) {
 
 // Calls fn(w, masks) for every 64-code word of the chunk.
 template <typename F>
-void for_each_word(const std::vector<std::uint64_t>& sig, std::uint64_t len, F&& fn) {
+void for_each_word(const std::vector<std::uint64_t>& sig, const std::vector<std::uint64_t>& fresh, std::uint64_t len,
+                   F&& fn) {
     const std::size_t nw = sig.size();
     for (std::size_t w = 0; w < nw; ++w) {
         const std::uint64_t prev_top = w ? sig[w - 1] >> 63 : 0;
         const std::uint64_t next_low = w + 1 < nw ? sig[w + 1] & 1 : 0;
         std::uint64_t m[kStreams];
-        context_masks(sig[w], prev_top, next_low, valid_mask(w, len), m);
+        context_masks(sig[w], fresh[w], prev_top, next_low, valid_mask(w, len), m);
         fn(w, m);
     }
 }
@@ -182,44 +193,53 @@ void encode_plane_chunks(const std::uint32_t* words, std::uint64_t len, unsigned
         for (std::uint32_t w = words[j]; w; w &= w - 1)
             bits[digit_plane[__builtin_ctz(w)] * nw + j / 64] |= std::uint64_t{1} << (j % 64);
     out->assign(planes, {});
-    std::vector<std::uint64_t> sig(nw, 0);  // significant in the planes before b
+    std::vector<std::uint64_t> sig(nw, 0);    // significant in the planes before b
+    std::vector<std::uint64_t> fresh(nw, 0);  // ... and first in plane b - 1
     for (unsigned b = 0; b < planes; ++b) {
         const std::uint64_t* plane = bits.data() + static_cast<std::size_t>(b) * nw;
         bool any = false;
         for (std::size_t w = 0; w < nw; ++w) any |= plane[w] != 0;
         if (any) {
             BitSink sinks[kStreams];
-            for_each_word(sig, len, [&](std::size_t w, const std::uint64_t* m) {
+            for_each_word(sig, fresh, len, [&](std::size_t w, const std::uint64_t* m) {
                 for (unsigned k = 0; k < kStreams; ++k) sinks[k].append(gather(plane[w], m[k]), popcount64(m[k]));
             });
-            for (const BitSink& s : sinks) put_sub_blob(s.bytes(), &(*out)[b]);
+            put_sub_blobs(sinks, &(*out)[b]);
         }
-        for (std::size_t w = 0; w < nw; ++w) sig[w] |= plane[w];
+        for (std::size_t w = 0; w < nw; ++w) fresh[w] = plane[w] & ~sig[w], sig[w] |= plane[w];
     }
 }
 
 Errc decode_plane_chunks(const std::uint8_t* const* payload, const std::size_t* size, std::uint32_t* words,
                          std::uint64_t len, unsigned b0, unsigned b1, unsigned planes, Coding c) {
     std::vector<std::uint64_t> sig = significance(words, len, higher_mask(b0, planes, c));
+    std::vector<std::uint64_t> fresh = b0 ? significance(words, len, higher_mask(b0 - 1, planes, c))
+                                          : std::vector<std::uint64_t>(sig.size(), 0);
+    for (std::size_t w = 0; w < sig.size(); ++w) fresh[w] = sig[w] & ~fresh[w];
     std::vector<BitSource> sources;
     std::vector<std::uint8_t> bytes;
     for (unsigned b = b0; b < b1; ++b) {
         const std::size_t i = b - b0;
-        if (size[i] == 0) continue;  // an all-zero plane chunk
-        std::uint64_t count[kStreams] = {0, 0, 0, 0};
-        for_each_word(sig, len, [&](std::size_t, const std::uint64_t* m) {
+        if (size[i] == 0) {  // an all-zero plane chunk: nothing becomes significant
+            std::fill(fresh.begin(), fresh.end(), 0);
+            continue;
+        }
+        std::uint64_t count[kStreams] = {};
+        for_each_word(sig, fresh, len, [&](std::size_t, const std::uint64_t* m) {
             for (unsigned k = 0; k < kStreams; ++k) count[k] += popcount64(m[k]);
         });
         ByteReader r(payload[i], size[i]);
+        std::uint16_t methods = 0;
+        if (!r.read(&methods) || (methods >> (2 * kStreams))) return Errc::corrupt_block;
         sources.clear();
         for (unsigned k = 0; k < kStreams; ++k) {
-            MANS_RETURN_IF_ERROR(get_sub_blob(&r, count[k], &bytes));
+            MANS_RETURN_IF_ERROR(get_sub_blob(&r, static_cast<Method>(methods >> (2 * k) & 3), count[k], &bytes));
             sources.emplace_back(bytes);
         }
         if (r.remaining() != 0) return Errc::corrupt_block;
         const std::uint32_t digit = with_plane_bit(0, b, planes, c, 1);
         std::vector<std::uint64_t> plane(sig.size(), 0);
-        for_each_word(sig, len, [&](std::size_t w, const std::uint64_t* m) {
+        for_each_word(sig, fresh, len, [&](std::size_t w, const std::uint64_t* m) {
             std::uint64_t p = 0;
             for (unsigned k = 0; k < kStreams; ++k) {
                 const unsigned n = popcount64(m[k]);
@@ -228,7 +248,7 @@ Errc decode_plane_chunks(const std::uint8_t* const* payload, const std::size_t* 
             plane[w] = p;
             for (; p; p &= p - 1) words[64 * w + static_cast<unsigned>(__builtin_ctzll(p))] |= digit;
         });
-        for (std::size_t w = 0; w < sig.size(); ++w) sig[w] |= plane[w];
+        for (std::size_t w = 0; w < sig.size(); ++w) fresh[w] = plane[w] & ~sig[w], sig[w] |= plane[w];
     }
     return Errc::ok;
 }

@@ -47,7 +47,7 @@ struct Option {
 // that the constraint holds exactly. Returns false when nothing fits.
 bool knapsack(const std::vector<std::vector<Option>>& opts, bool weight_is_err, double capacity,
               std::vector<std::uint32_t>* choice) {
-    constexpr int G = 4096;
+    constexpr int G = 2048;
     if (!(capacity >= 0)) return false;
     const double unit = capacity / G;
     auto weight = [&](const Option& o) -> long {
@@ -225,7 +225,7 @@ Errc make_plan(const Header& h, const ErrorModel& m, const mans::prism::Target& 
             if (psnr_from_mse(h, plan_mse(h, m, complete)) < target.value) return Errc::target_unreachable;
             if (range <= 0) break;
             double lo = std::log(std::max(h.full_max_error, range * 1e-12)), hi = std::log(range);
-            for (int it = 0; it < 40 && hi - lo > 1e-3; ++it) {
+            for (int it = 0; it < 40 && hi - lo > 1e-2; ++it) {  // 1 % steps of the bound
                 const double mid = 0.5 * (lo + hi);
                 const std::vector<std::uint32_t> pick = linf_plan(std::exp(mid));
                 if (psnr_from_mse(h, plan_mse(h, m, pick)) >= target.value) {
