@@ -32,6 +32,10 @@ double seconds_since(Clock::time_point t0);
 // Whole-input read and atomic write with the progress indicator; I/O errors
 // become CliError(kExitIo).
 std::vector<std::uint8_t> read_with_progress(const std::string& path, Progress& p);
+// The whole input, which must hold whole elements of esize bytes (else
+// CliError(kExitIo) naming the dtype); `shown` is the path as displayed.
+std::vector<std::uint8_t> read_elements(const std::string& path, const std::string& shown, std::size_t esize,
+                                        const std::string& dtname, Progress& p);
 void write_with_progress(const std::string& path, const void* data, std::size_t size, Progress& p);
 
 // True when `path` (a file, not "-") starts like a PRISM archive. Reads the

@@ -78,6 +78,16 @@ std::vector<std::uint8_t> read_with_progress(const std::string& path, Progress& 
     }
 }
 
+std::vector<std::uint8_t> read_elements(const std::string& path, const std::string& shown, std::size_t esize,
+                                        const std::string& dtname, Progress& p) {
+    std::vector<std::uint8_t> src = read_with_progress(path, p);
+    if (src.size() % esize)
+        throw CliError(kExitIo, shown + ": input size " + std::to_string(src.size()) +
+                                    " bytes is not a multiple of the " + dtname + " element size (" +
+                                    std::to_string(esize) + " bytes)");
+    return src;
+}
+
 void write_with_progress(const std::string& path, const void* data, std::size_t size, Progress& p) {
     try {
         p.phase("writing");
@@ -228,11 +238,7 @@ int run_compress(const CompressOptions& o) {
 
     // 2. Input.
     Progress progress;
-    std::vector<std::uint8_t> src = read_with_progress(o.input, progress);
-    if (src.size() % esize)
-        throw CliError(kExitIo, in_shown + ": input size " + std::to_string(src.size()) +
-                                    " bytes is not a multiple of the " + dtname + " element size (" +
-                                    std::to_string(esize) + " bytes)");
+    std::vector<std::uint8_t> src = read_elements(o.input, in_shown, esize, dtname, progress);
     const std::uint64_t elements = src.size() / esize;
     if (cfg.rank) {
         std::uint64_t product = 1;

@@ -222,11 +222,7 @@ int run_prism_compress(const CompressOptions& o) {
 
     // 2. Input.
     Progress progress;
-    std::vector<std::uint8_t> src = read_with_progress(o.input, progress);
-    if (src.size() % esize)
-        throw CliError(kExitIo, in_shown + ": input size " + std::to_string(src.size()) +
-                                    " bytes is not a multiple of the " + dtname + " element size (" +
-                                    std::to_string(esize) + " bytes)");
+    std::vector<std::uint8_t> src = read_elements(o.input, in_shown, esize, dtname, progress);
     const std::uint64_t elements = src.size() / esize;
     if (o.dims.empty()) {
         cfg.rank = 1;  // one-dimensional, as long as the file

@@ -57,6 +57,17 @@ void archive_fields(JsonObject& j, const ArchiveInfo& info) {
         .uint("raw_bytes", raw_bytes(info));
 }
 
+// How the archive was compressed: bound, value range, plane coding.
+void compression_fields(JsonObject& j, const ArchiveInfo& i) {
+    j.str("error_mode", error_mode_name(i.mode))
+        .num("requested_bound", i.requested_bound)
+        .num("error_bound", i.abs_bound)
+        .num("value_min", i.value_min)
+        .num("value_max", i.value_max)
+        .str("planes", plane_coding_name(i.planes))
+        .uint("levels", i.levels);
+}
+
 // "rel 1e-06 = abs 0.0001319" / "abs 0.001"
 std::string bound_text(const ArchiveInfo& info) {
     if (info.mode == mans::prism::ErrorMode::relative)
@@ -150,15 +161,9 @@ std::string prism_compress_json(const PrismCompressReport& r) {
     archive_fields(j, i);
     j.uint("compressed_bytes", i.archive_bytes)
         .num("ratio", ratio(raw, i.archive_bytes))
-        .num("bits_per_value", bits_per_value(i.archive_bytes, i.count))
-        .str("error_mode", error_mode_name(i.mode))
-        .num("requested_bound", i.requested_bound)
-        .num("error_bound", i.abs_bound)
-        .num("value_min", i.value_min)
-        .num("value_max", i.value_max)
-        .str("planes", plane_coding_name(i.planes))
-        .uint("levels", i.levels)
-        .uint("masked", i.masked_count)
+        .num("bits_per_value", bits_per_value(i.archive_bytes, i.count));
+    compression_fields(j, i);
+    j.uint("masked", i.masked_count)
         .uint("outliers", i.outlier_count)
         .raw("fill_values", doubles_json(i.fill_values))
         .num("full_max_error", i.full_max_error)
@@ -274,15 +279,9 @@ std::string prism_info_json(const std::string& input, const ArchiveInfo& i, cons
     j.str("command", "info").str("input", input);
     archive_fields(j, i);
     j.str("codec_name", "PRISM progressive lossy")
-        .uint("rank", i.rank)
-        .str("error_mode", error_mode_name(i.mode))
-        .num("requested_bound", i.requested_bound)
-        .num("error_bound", i.abs_bound)
-        .num("value_min", i.value_min)
-        .num("value_max", i.value_max)
-        .str("planes", plane_coding_name(i.planes))
-        .uint("levels", i.levels)
-        .uint("archive_bytes", i.archive_bytes)
+        .uint("rank", i.rank);
+    compression_fields(j, i);
+    j.uint("archive_bytes", i.archive_bytes)
         .uint("compressed_bytes", i.archive_bytes)
         .uint("header_bytes", i.header_bytes)
         .uint("base_bytes", i.base_bytes)
