@@ -289,6 +289,32 @@ TEST_CASE("prism: NaN, Inf, fill values and huge outliers are kept exactly", "[p
     }
 }
 
+TEST_CASE("prism: level-wise bounds (alpha, beta) keep every bound", "[prism]") {
+    const Field& f = kFields[0];
+    Bytes raw = load_field(f);
+    if (raw.empty()) raw = smooth_field<float>(3, f.dims, 1);
+    for (double alpha : {1.5, 2.0}) {
+        CompressConfig cfg = config_for(f.type, f.rank, f.dims, ErrorMode::relative, 1e-4);
+        cfg.level_alpha = alpha;
+        cfg.level_beta = 4;
+        const Bytes archive = compress_ok(raw, cfg);
+        Reader r = open_ok(archive);
+        const double range = r.info().value_max - r.info().value_min;
+        for (double t : {1e-2, 1e-3}) {
+            Retrieval x;
+            REQUIRE(r.retrieve(Target::rel(t), &x) == Errc::ok);
+            check_within(raw, x, f.type, r.info(), t * range);
+        }
+        Retrieval x;
+        REQUIRE(r.retrieve(Target::full(), &x) == Errc::ok);
+        check_within(raw, x, f.type, r.info(), 1e-4 * range);
+    }
+    Bytes out;
+    CompressConfig bad = config_for(f.type, f.rank, f.dims, ErrorMode::relative, 1e-4);
+    bad.level_alpha = 0.5;
+    CHECK(compress(raw.data(), raw.size(), bad, &out) == Errc::invalid_argument);
+}
+
 TEST_CASE("prism: f64 with a tiny bound takes the outlier path, never overflowing codes", "[prism]") {
     const std::uint64_t dims[1] = {5000};
     Bytes raw(5000 * 8);

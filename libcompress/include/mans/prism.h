@@ -40,9 +40,12 @@ typedef struct mans_prism_params {
     const double* fill_values; /* kept exactly; may be NULL */
     size_t fill_count;
     int detect_fill;      /* nonzero: also detect one huge fill value */
+    double level_alpha;   /* level-wise bounds, see prism.hpp; default 1 */
+    double level_beta;    /* default 4 */
 } mans_prism_params;
 
-/* Defaults: f32, rank 1, absolute mode, negabinary, detect_fill = 1. */
+/* Defaults: f32, rank 1, absolute mode, negabinary, detect_fill = 1,
+ * level_alpha = 1, level_beta = 4. */
 void mans_prism_params_init(mans_prism_params* p);
 
 /* Compresses src (dims product x element size bytes) into a buffer that the

@@ -58,6 +58,8 @@ void mans_prism_params_init(mans_prism_params* p) {
     p->mode = MANS_PRISM_ABS;
     p->planes = MANS_PRISM_NEGABINARY;
     p->detect_fill = 1;
+    p->level_alpha = 1.0;
+    p->level_beta = 4.0;
 }
 
 mans_status mans_prism_compress(const void* src, size_t src_size, const mans_prism_params* p, void** archive,
@@ -76,6 +78,8 @@ mans_status mans_prism_compress(const void* src, size_t src_size, const mans_pri
         cfg.threads = p->threads;
         cfg.fill_values.assign(p->fill_values, p->fill_values + p->fill_count);
         cfg.detect_fill = p->detect_fill != 0;
+        cfg.level_alpha = p->level_alpha;
+        cfg.level_beta = p->level_beta;
         std::vector<std::uint8_t> out;
         const mans::Errc e = mans::prism::compress(src, src_size, cfg, &out);
         if (e != mans::Errc::ok) return status(e);
