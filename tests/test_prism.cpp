@@ -414,6 +414,67 @@ TEST_CASE("prism: every truncation and single-byte corruption is an error", "[pr
     }
 }
 
+TEST_CASE("prism: extreme magnitudes keep their bounds (near FLT_MAX, subnormal, f64 1e200)", "[prism]") {
+    // Review findings: partial f32 reconstructions beyond FLT_MAX, the
+    // subnormal spacing in the f32 rounding slack, f64 squared errors that
+    // overflow the header's MSE fields.
+    const std::uint64_t n = 4096;
+    Bytes big(n * 4);
+    for (std::uint64_t i = 0; i < n; ++i) put<float>(&big, i, (i % 3 ? 0.999f : 0.3f) * std::numeric_limits<float>::max());
+    Bytes tiny(3000 * 4);
+    std::mt19937_64 rng(0);
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (std::size_t i = 0; i < 3000; ++i) put<float>(&tiny, i, static_cast<float>(u(rng) * 1e-40));
+    Bytes huge(2000 * 8);
+    for (std::size_t i = 0; i < 2000; ++i) put<double>(&huge, i, std::sin(i * 0.05) * 1e200);
+    struct Case {
+        const Bytes* raw;
+        FloatType type;
+        ErrorMode mode;
+        double bound;
+        std::vector<double> targets;  // absolute
+    };
+    const Case cases[] = {
+        {&big, FloatType::f32, ErrorMode::relative, 1e-3, {1e36, 1e37, 1e38}},
+        {&tiny, FloatType::f32, ErrorMode::absolute, 1e-45, {3.375e-45, 1e-44, 1e-42}},
+        {&huge, FloatType::f64, ErrorMode::relative, 1e-3, {1e196, 1e197, 1e198}},
+    };
+    for (const Case& c : cases) {
+        const std::uint64_t dims[1] = {c.raw->size() / float_size(c.type)};
+        for (PlaneCoding coding : {PlaneCoding::negabinary, PlaneCoding::sign_magnitude}) {
+            CompressConfig cfg = config_for(c.type, 1, dims, c.mode, c.bound);
+            cfg.planes = coding;
+            cfg.detect_fill = false;
+            const Bytes archive = compress_ok(*c.raw, cfg);
+            Reader r = open_ok(archive);
+            for (double t : c.targets) {
+                Retrieval x;
+                const Errc e = r.retrieve(Target::abs(t), &x);
+                if (e == Errc::target_unreachable) continue;
+                REQUIRE(e == Errc::ok);
+                check_within(*c.raw, x, c.type, r.info(), t);
+            }
+        }
+    }
+}
+
+TEST_CASE("prism: a retrieval is refined only by the reader that made it", "[prism]") {
+    const std::uint64_t dims_a[1] = {40000}, dims_b[1] = {65536};
+    const Bytes a = compress_ok(smooth_field<float>(1, dims_a, 1), config_for(FloatType::f32, 1, dims_a, ErrorMode::absolute, 1e-3));
+    const Bytes b = compress_ok(smooth_field<float>(1, dims_b, 2), config_for(FloatType::f32, 1, dims_b, ErrorMode::absolute, 1e-3));
+    Retrieval x;
+    {
+        Reader ra = open_ok(a);
+        REQUIRE(ra.retrieve(Target::abs(50), &x) == Errc::ok);
+    }  // ra is gone; a new reader may reuse its memory
+    for (int i = 0; i < 4; ++i) {
+        Reader rb = open_ok(b);
+        CHECK(rb.refine(&x, Target::full()) == Errc::invalid_argument);
+        Plan p;
+        CHECK(rb.plan(Target::full(), &x, &p) == Errc::invalid_argument);
+    }
+}
+
 TEST_CASE("prism: invalid arguments", "[prism]") {
     const std::uint64_t dims[1] = {10};
     const Bytes raw(40, 0);

@@ -227,7 +227,7 @@ Errc parse_header(const std::uint8_t* bytes, std::size_t n, std::uint64_t archiv
     h.segments.resize(static_cast<std::size_t>(nseg));
     for (Segment& s : h.segments) {
         std::uint64_t stored = 0;
-        if (!r.read_varint64(&stored) || stored > archive_size) return Errc::corrupt_header;
+        if (!r.read_varint64(&stored) || stored > archive_size || stored > UINT32_MAX) return Errc::corrupt_header;
         s.stored = static_cast<std::uint32_t>(stored);
     }
     if (r.remaining() != 0) return Errc::corrupt_header;

@@ -229,7 +229,7 @@ void Encoder<T>::quantize(unsigned level, const Selection& sel, std::vector<std:
             if (step > 0) qd = std::floor((xv - pred) / step + 0.5);
             const double recon = pred + step * qd;
             const bool ok = std::fabs(qd) <= kMaxCode && std::fabs(xv - recon) <= eb &&
-                            std::fabs(xv - static_cast<double>(static_cast<T>(recon))) <= bound;
+                            std::fabs(xv - static_cast<double>(to_element<T>(recon))) <= bound;
             if (!ok) {
                 flags_[idx] = kOutlier;
                 work[idx] = xv;
@@ -312,7 +312,7 @@ void Encoder<T>::final_stats() {
             abs_max[ch] = std::max(abs_max[ch], std::fabs(work_[i]));
             if (flags_[i] != kRegular) continue;
             const double xv = x(i);
-            const double ef = xv - static_cast<double>(static_cast<T>(work_[i]));
+            const double ef = xv - static_cast<double>(to_element<T>(work_[i]));
             const double ew = xv - work_[i];
             full_max[ch] = std::max(full_max[ch], std::fabs(ef));
             work_max[ch] = std::max(work_max[ch], std::fabs(ew));
@@ -330,8 +330,9 @@ void Encoder<T>::final_stats() {
     }
     // Means over the values that PSNR is measured on (masked ones excluded).
     const double counted = static_cast<double>(n - h_.masked_count);
-    h_.full_mse = counted > 0 ? fs / counted : 0;
-    h_.work_mse = counted > 0 ? ws / counted : 0;
+    // Saturated: squared errors of values near the top of f64 overflow.
+    h_.full_mse = counted > 0 ? std::min(fs / counted, std::numeric_limits<double>::max()) : 0;
+    h_.work_mse = counted > 0 ? std::min(ws / counted, std::numeric_limits<double>::max()) : 0;
 }
 
 template <typename T>
@@ -375,7 +376,8 @@ Errc Encoder<T>::run(std::vector<std::uint8_t>* archive) {
     // reconstruction to T can add.
     int exponent = 0;
     std::frexp(std::max(std::fabs(h_.value_min), std::fabs(h_.value_max)), &exponent);
-    const double cast_slack = std::ldexp(1.0, exponent - (sizeof(T) == 4 ? 25 : 54));
+    const double cast_slack = std::max(std::ldexp(1.0, exponent - (sizeof(T) == 4 ? 25 : 54)),
+                                       sizeof(T) == 4 ? 0x1p-150 : 0x1p-1074);  // subnormal spacing
 
     work_.assign(static_cast<std::size_t>(g_.count), 0.0);
     if (g_.count && flags_[0] != kMasked) work_[0] = x(0), flags_[0] = kAnchor;
@@ -411,6 +413,10 @@ Errc Encoder<T>::run(std::vector<std::uint8_t>* archive) {
     out.insert(out.end(), base.begin(), base.end());
     for (const auto& s : seg_bytes_) out.insert(out.end(), s.begin(), s.end());
     if (out.size() != h_.total_bytes) return Errc::internal;
+    // Never hand out an archive that a reader would refuse.
+    Header check;
+    if (parse_header(out.data(), static_cast<std::size_t>(h_.header_bytes), out.size(), &check) != Errc::ok)
+        return Errc::internal;
     archive->swap(out);
     return Errc::ok;
 }

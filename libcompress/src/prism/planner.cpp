@@ -27,7 +27,7 @@ double half_ulp_f32(double v) {
     if (!(v > 0)) return 0;
     int e = 0;
     std::frexp(v, &e);  // v < 2^e
-    return std::ldexp(1.0, e - 25);
+    return std::max(std::ldexp(1.0, e - 25), 0x1p-150);  // subnormals are spaced 2^-149
 }
 
 bool is_complete(const Header& h, const std::vector<std::uint32_t>& planes) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -124,7 +125,7 @@ struct Retrieval::State {
     std::vector<std::uint8_t> out;                 // count values of type
     std::vector<std::vector<std::uint32_t>> words;  // per level: the planes read so far
     RetrievalStats stats;
-    const void* owner = nullptr;  // the Reader::Impl that made it
+    std::uint64_t owner = 0;  // id of the Reader that made it (ids are never reused)
 };
 
 Retrieval::Retrieval() = default;
@@ -143,7 +144,12 @@ const RetrievalStats& Retrieval::stats() const noexcept { return state_ ? state_
 
 // ---------------------------------------------------------------- Reader
 
+namespace {
+std::atomic<std::uint64_t> g_next_reader_id{1};
+}
+
 struct Reader::Impl {
+    const std::uint64_t id = g_next_reader_id.fetch_add(1);
     std::unique_ptr<Source> src;
     Header h;
     ArchiveInfo info;
@@ -157,6 +163,13 @@ struct Reader::Impl {
         MANS_RETURN_IF_ERROR(src->read_at(off, buf->data(), n));
         bytes_read += n;
         return Errc::ok;
+    }
+    // A Retrieval made by this reader, with the shapes this archive gives.
+    bool owns(const Retrieval::State& s) const {
+        if (s.owner != id || s.words.size() != h.levels || s.stats.planes.size() != h.levels) return false;
+        for (unsigned l = 0; l < h.levels; ++l)
+            if (s.words[l].size() != (h.level[l].planes ? h.level[l].codes : 0)) return false;
+        return true;
     }
     Errc load_base();
     Errc load_planes(unsigned l, unsigned b0, unsigned b1, std::vector<std::uint32_t>* words, int threads);
@@ -233,7 +246,7 @@ void Reader::Impl::reconstruct_typed(Retrieval::State* s, int threads) {
     for (unsigned l = 0; l < h.levels; ++l) {
         const LevelMeta& m = h.level[l];
         const std::uint64_t u = level_unit(h.levels, l);
-        const std::uint32_t* words = s->words[l].data();
+        const std::uint32_t* words = s->words[l].empty() ? nullptr : s->words[l].data();
         const std::vector<std::uint8_t>& kbits = base.kind_bits[l];
         for (const Pass& p : level_passes(g, u, m.scheme)) {
             for_each_pass_point(g, p, threads, [&](const Box& b, std::uint64_t k, const std::uint64_t* c, std::uint64_t idx) {
@@ -245,7 +258,7 @@ void Reader::Impl::reconstruct_typed(Retrieval::State* s, int threads) {
                     work[idx] = pred;
                     return;
                 }
-                const double q = static_cast<double>(decode_word(words[b.first_code + k], h.coding));
+                const double q = words ? static_cast<double>(decode_word(words[b.first_code + k], h.coding)) : 0.0;
                 work[idx] = pred + m.step * q;
             });
         }
@@ -254,7 +267,7 @@ void Reader::Impl::reconstruct_typed(Retrieval::State* s, int threads) {
     std::uint8_t* out = s->out.data();
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i)
-        mans::detail::store_le<T>(out + static_cast<std::uint64_t>(i) * sizeof(T), static_cast<T>(work[i]));
+        mans::detail::store_le<T>(out + static_cast<std::uint64_t>(i) * sizeof(T), to_element<T>(work[i]));
     // Exactly kept values: masked (in point order), outliers, the anchor.
     std::size_t mi = 0;
     if (!base.mask_bits.empty())
@@ -283,8 +296,9 @@ Errc Reader::Impl::run(const Target& target, Retrieval::State* s, bool fresh, in
         s->type = h.type;
         s->count = h.grid.count;
         s->words.assign(h.levels, {});
-        for (unsigned l = 0; l < h.levels; ++l) s->words[l].assign(static_cast<std::size_t>(h.level[l].codes), 0);
-        s->owner = this;
+        for (unsigned l = 0; l < h.levels; ++l)  // levels without planes have only zero codes
+            s->words[l].assign(h.level[l].planes ? static_cast<std::size_t>(h.level[l].codes) : 0, 0);
+        s->owner = id;
         s->stats = RetrievalStats{};
         s->stats.bytes_read = h.header_bytes + h.base_bytes;
     }
@@ -371,7 +385,7 @@ Errc Reader::plan(const Target& target, const Retrieval* from, Plan* out) const 
         std::uint64_t fixed = h.header_bytes + h.base_bytes;
         if (from) {
             const Retrieval::State* s = const_cast<Retrieval*>(from)->state();
-            if (!s || s->owner != impl_.get()) return Errc::invalid_argument;
+            if (!s || !impl_->owns(*s)) return Errc::invalid_argument;
             prev = s->stats.planes;
             fixed = 0;
         }
@@ -398,7 +412,7 @@ Errc Reader::retrieve(const Target& target, Retrieval* out, int threads) noexcep
 }
 
 Errc Reader::refine(Retrieval* r, const Target& target, int threads) noexcept {
-    if (!impl_ || !r || !r->state() || r->state()->owner != impl_.get() || threads < 0 || threads > kMaxThreads)
+    if (!impl_ || !r || !r->state() || !impl_->owns(*r->state()) || threads < 0 || threads > kMaxThreads)
         return Errc::invalid_argument;
     try {
         // Work on a copy of the codes so that a failed refinement leaves *r intact.
