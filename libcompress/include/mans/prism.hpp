@@ -174,6 +174,10 @@ public:
     Reader& operator=(Reader&&) noexcept;
 
     // Reads and validates the preamble and header (one or two reads).
+    // A valid archive of a few hundred bytes may describe a huge constant
+    // grid; a retrieval needs about 13 bytes per value (double
+    // reconstruction, codes, flags, output), so check info().count before
+    // retrieving from an untrusted source.
     static Errc open(std::unique_ptr<Source> source, Reader* out) noexcept;
 
     const ArchiveInfo& info() const noexcept;
