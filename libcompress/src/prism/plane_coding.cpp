@@ -99,17 +99,44 @@ private:
 };
 
 // The bits of `v` at the positions of `mask`, packed low (software PEXT).
+// Loops over whichever is fewer: the set bits of v in the mask, or the
+// holes of the mask (dense masks are the common case in low planes).
 std::uint64_t gather(std::uint64_t v, std::uint64_t mask) {
+    if (mask == ~std::uint64_t{0}) return v;
+    const std::uint64_t sel = v & mask;
+    if (!sel) return 0;
+    const std::uint64_t holes = ~mask;
+    if (popcount64(holes) < popcount64(sel)) {
+        std::uint64_t out = sel;
+        for (std::uint64_t h = holes; h;) {  // remove holes, highest first
+            const std::uint64_t bit = std::uint64_t{1} << (63 - __builtin_clzll(h));
+            out = (out & (bit - 1)) | ((out >> 1) & ~(bit - 1));
+            h &= ~bit;
+        }
+        return out;
+    }
     std::uint64_t out = 0;
-    for (std::uint64_t set = v & mask; set; set &= set - 1) {
+    for (std::uint64_t set = sel; set; set &= set - 1) {
         const std::uint64_t below = (set & (0 - set)) - 1;
         out |= std::uint64_t{1} << popcount64(mask & below);
     }
     return out;
 }
 
-// The low bits of `v` placed at the positions of `mask` (software PDEP).
+// The low bits of `v` placed at the positions of `mask` (software PDEP),
+// again looping over the holes when the mask is dense.
 std::uint64_t scatter(std::uint64_t v, std::uint64_t mask) {
+    if (mask == ~std::uint64_t{0}) return v;
+    if (!v) return 0;
+    const std::uint64_t holes = ~mask;
+    if (popcount64(holes) < 24) {
+        std::uint64_t out = v;
+        for (std::uint64_t h = holes; h; h &= h - 1) {  // open a zero at each hole, lowest first
+            const std::uint64_t bit = h & (0 - h);
+            out = (out & (bit - 1)) | ((out & ~(bit - 1)) << 1);
+        }
+        return out & mask;
+    }
     std::uint64_t out = 0;
     for (; v && mask; mask &= mask - 1, v >>= 1)
         if (v & 1) out |= mask & (0 - mask);
