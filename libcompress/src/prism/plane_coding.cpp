@@ -98,48 +98,61 @@ private:
     std::uint64_t pos_ = 0;
 };
 
-// The bits of `v` at the positions of `mask`, packed low (software PEXT).
-// Loops over whichever is fewer: the set bits of v in the mask, or the
-// holes of the mask (dense masks are the common case in low planes).
+// Software PEXT/PDEP, a byte of the mask at a time through 256 x 256
+// tables (the portable build cannot assume BMI2, and its PDEP is slow on
+// some AMD cores).
+struct ByteTables {
+    std::uint8_t pext[256][256];  // [mask][value]: value's bits at mask, packed low
+    std::uint8_t pdep[256][256];  // [mask][bits]: low bits placed at mask's positions
+    std::uint8_t count[256];
+    ByteTables() {
+        for (unsigned m = 0; m < 256; ++m) {
+            count[m] = static_cast<std::uint8_t>(__builtin_popcount(m));
+            for (unsigned v = 0; v < 256; ++v) {
+                unsigned ext = 0, dep = 0, k = 0;
+                for (unsigned b = 0; b < 8; ++b) {
+                    if (!(m >> b & 1)) continue;
+                    ext |= (v >> b & 1) << k;
+                    dep |= (v >> k & 1) << b;
+                    ++k;
+                }
+                pext[m][v] = static_cast<std::uint8_t>(ext);
+                pdep[m][v] = static_cast<std::uint8_t>(dep);
+            }
+        }
+    }
+};
+const ByteTables& byte_tables() {
+    static const ByteTables t;
+    return t;
+}
+
+// The bits of `v` at the positions of `mask`, packed low.
 std::uint64_t gather(std::uint64_t v, std::uint64_t mask) {
     if (mask == ~std::uint64_t{0}) return v;
-    const std::uint64_t sel = v & mask;
-    if (!sel) return 0;
-    const std::uint64_t holes = ~mask;
-    if (popcount64(holes) < popcount64(sel)) {
-        std::uint64_t out = sel;
-        for (std::uint64_t h = holes; h;) {  // remove holes, highest first
-            const std::uint64_t bit = std::uint64_t{1} << (63 - __builtin_clzll(h));
-            out = (out & (bit - 1)) | ((out >> 1) & ~(bit - 1));
-            h &= ~bit;
-        }
-        return out;
-    }
+    if (!(v & mask)) return 0;
+    const ByteTables& t = byte_tables();
     std::uint64_t out = 0;
-    for (std::uint64_t set = sel; set; set &= set - 1) {
-        const std::uint64_t below = (set & (0 - set)) - 1;
-        out |= std::uint64_t{1} << popcount64(mask & below);
+    unsigned at = 0;
+    for (unsigned i = 0; i < 64; i += 8) {
+        const unsigned m = static_cast<unsigned>(mask >> i & 0xff);
+        out |= static_cast<std::uint64_t>(t.pext[m][v >> i & 0xff]) << at;
+        at += t.count[m];
     }
     return out;
 }
 
-// The low bits of `v` placed at the positions of `mask` (software PDEP),
-// again looping over the holes when the mask is dense.
+// The low bits of `v` placed at the positions of `mask`.
 std::uint64_t scatter(std::uint64_t v, std::uint64_t mask) {
     if (mask == ~std::uint64_t{0}) return v;
     if (!v) return 0;
-    const std::uint64_t holes = ~mask;
-    if (popcount64(holes) < 24) {
-        std::uint64_t out = v;
-        for (std::uint64_t h = holes; h; h &= h - 1) {  // open a zero at each hole, lowest first
-            const std::uint64_t bit = h & (0 - h);
-            out = (out & (bit - 1)) | ((out & ~(bit - 1)) << 1);
-        }
-        return out & mask;
-    }
+    const ByteTables& t = byte_tables();
     std::uint64_t out = 0;
-    for (; v && mask; mask &= mask - 1, v >>= 1)
-        if (v & 1) out |= mask & (0 - mask);
+    for (unsigned i = 0; i < 64 && v; i += 8) {
+        const unsigned m = static_cast<unsigned>(mask >> i & 0xff);
+        out |= static_cast<std::uint64_t>(t.pdep[m][v & 0xff]) << i;
+        v >>= t.count[m];
+    }
     return out;
 }
 
