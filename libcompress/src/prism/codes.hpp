@@ -46,12 +46,8 @@ MANS_HD unsigned planes_for(std::uint32_t or_of_words, Coding c) {
     return mag ? mag + 1 : 0;
 }
 
-// Bit of plane b (0 = most significant of `planes`) in a word.
-MANS_HD std::uint32_t plane_bit(std::uint32_t word, unsigned b, unsigned planes, Coding c) {
-    if (c == Coding::sign_magnitude && b == 0) return word >> 31;
-    return word >> (planes - 1 - b) & 1u;
-}
-// Sets plane b of a word to `bit` (the inverse of plane_bit, on a zeroed bit).
+// Sets plane b (0 = most significant of `planes`) of a word to `bit`
+// (on a zeroed bit).
 MANS_HD std::uint32_t with_plane_bit(std::uint32_t word, unsigned b, unsigned planes, Coding c, std::uint32_t bit) {
     if (c == Coding::sign_magnitude && b == 0) return word | bit << 31;
     return word | bit << (planes - 1 - b);
@@ -68,7 +64,7 @@ MANS_HD std::int32_t decode_word(std::uint32_t word, Coding c) {
 
 // The code error q - q' when only the first `kept` of `planes` planes of
 // q's word w are read.
-MANS_HD std::int32_t truncation_error_of_word(std::uint32_t w, std::int32_t q, unsigned kept, unsigned planes,
+MANS_HD std::int32_t truncation_error(std::uint32_t w, std::int32_t q, unsigned kept, unsigned planes,
                                              Coding c) {
     if (c == Coding::negabinary) {
         const unsigned low = planes - kept;  // digits dropped
@@ -80,9 +76,6 @@ MANS_HD std::int32_t truncation_error_of_word(std::uint32_t w, std::int32_t q, u
     const std::uint32_t low_mask = (1u << low) - 1u;
     const std::int32_t dropped = static_cast<std::int32_t>(w & low_mask);
     return q < 0 ? -dropped : dropped;
-}
-MANS_HD std::int32_t truncation_error(std::int32_t q, unsigned kept, unsigned planes, Coding c) {
-    return truncation_error_of_word(encode_code(q, c), q, kept, planes, c);
 }
 
 }  // namespace mans::detail::prism

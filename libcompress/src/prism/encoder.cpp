@@ -270,7 +270,7 @@ void Encoder<T>::code_planes(unsigned level, const std::vector<std::int32_t>& co
             words[static_cast<std::size_t>(j)] = w;
             if (q == 0) continue;
             for (unsigned kept = 0; kept < P; ++kept) {
-                const double d = truncation_error_of_word(w, q, kept, P, coding);
+                const double d = truncation_error(w, q, kept, P, coding);
                 mx[kept] = std::max(mx[kept], std::fabs(d));
                 sq[kept] += d * d;
             }
@@ -469,14 +469,10 @@ Errc compress(const void* data, std::size_t bytes, const CompressConfig& cfg,
     MANS_RETURN_IF_ERROR(validate(bytes, cfg));
     const int threads = cfg.threads > 0 ? cfg.threads : omp_get_max_threads();
     const auto* src = static_cast<const std::uint8_t*>(data);
-    try {
+    return mans::detail::errc_guard([&] {
         if (cfg.type == FloatType::f32) return Encoder<float>(src, cfg, threads).run(archive);
         return Encoder<double>(src, cfg, threads).run(archive);
-    } catch (const std::bad_alloc&) {
-        return Errc::out_of_memory;
-    } catch (...) {
-        return Errc::internal;
-    }
+    });
 }
 
 }  // namespace mans::prism

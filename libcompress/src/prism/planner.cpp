@@ -38,7 +38,7 @@ bool is_complete(const Header& h, const std::vector<std::uint32_t>& planes) {
 
 struct Option {
     std::uint32_t planes;
-    double err;           // additive error (L-inf data units, or MSE)
+    double err;           // additive L-inf error (data units)
     std::uint64_t bytes;  // this step
 };
 
@@ -173,20 +173,14 @@ Errc make_plan(const Header& h, const ErrorModel& m, const mans::prism::Target& 
     for (unsigned l = 0; l < h.levels; ++l) complete[l] = h.level[l].planes;
     const std::uint64_t complete_bytes = step_bytes(h, prev, complete);
 
-    // Options per level: keep prev..planes planes.
-    auto options = [&](bool mse) {
-        std::vector<std::vector<Option>> opts(h.levels);
-        const double n = std::max(1.0, static_cast<double>(h.grid.count - h.masked_count));
-        for (unsigned l = 0; l < h.levels; ++l) {
-            const LevelMeta& lm = h.level[l];
-            for (std::uint32_t b = prev[l]; b <= lm.planes; ++b) {
-                const double err = mse ? kMseMargin * m.energy[l] * lm.step * lm.step * lm.sum_sq[b] / n
-                                       : m.gain[l] * lm.step * lm.max_err[b];
-                opts[l].push_back({b, err, h.plane_range_bytes(l, prev[l], b)});
-            }
-        }
-        return opts;
-    };
+    // Options per level: keep prev..planes planes, each with the L-inf
+    // error it adds (the rigorous bound's per-level term) and its bytes.
+    std::vector<std::vector<Option>> linf_options(h.levels);
+    for (unsigned l = 0; l < h.levels; ++l) {
+        const LevelMeta& lm = h.level[l];
+        for (std::uint32_t b = prev[l]; b <= lm.planes; ++b)
+            linf_options[l].push_back({b, m.gain[l] * lm.step * lm.max_err[b], h.plane_range_bytes(l, prev[l], b)});
+    }
 
     // Cheapest plan whose rigorous bound is <= t (t >= full_max_error).
     auto linf_plan = [&](double t) {
@@ -196,7 +190,7 @@ Errc make_plan(const Header& h, const ErrorModel& m, const mans::prism::Target& 
         double budget = t - h.work_max_error - 2 * m.gain_all * kRoundPerPoint * v;
         if (h.type == mans::prism::FloatType::f32) budget -= half_ulp_f32(v + t);
         budget /= 1 + 1e-9;
-        if (budget > 0 && knapsack(options(false), true, budget, &pick) &&
+        if (budget > 0 && knapsack(linf_options, true, budget, &pick) &&
             step_bytes(h, prev, pick) < complete_bytes && plan_bound(h, m, pick) <= t)
             best = pick;
         return best;
@@ -245,7 +239,7 @@ Errc make_plan(const Header& h, const ErrorModel& m, const mans::prism::Target& 
                 chosen = complete;
                 break;
             }
-            if (!knapsack(options(false), false, cap, &chosen)) chosen = prev;
+            if (!knapsack(linf_options, false, cap, &chosen)) chosen = prev;
             break;
         }
     }

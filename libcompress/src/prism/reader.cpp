@@ -173,7 +173,7 @@ struct Reader::Impl {
     }
     Errc load_base();
     Errc load_planes(unsigned l, unsigned b0, unsigned b1, std::vector<std::uint32_t>* words, int threads);
-    Errc reconstruct(Retrieval::State* s, int threads);
+    void reconstruct(Retrieval::State* s, int threads);
     template <typename T>
     void reconstruct_typed(Retrieval::State* s, int threads);
     Errc run(const Target& target, Retrieval::State* s, bool fresh, int threads);
@@ -278,10 +278,9 @@ void Reader::Impl::reconstruct_typed(Retrieval::State* s, int threads) {
     if (n && !base.anchor_value.empty()) std::memcpy(out, base.anchor_value.data(), sizeof(T));
 }
 
-Errc Reader::Impl::reconstruct(Retrieval::State* s, int threads) {
+void Reader::Impl::reconstruct(Retrieval::State* s, int threads) {
     if (h.type == FloatType::f32) reconstruct_typed<float>(s, threads);
     else reconstruct_typed<double>(s, threads);
-    return Errc::ok;
 }
 
 Errc Reader::Impl::run(const Target& target, Retrieval::State* s, bool fresh, int threads) {
@@ -309,7 +308,7 @@ Errc Reader::Impl::run(const Target& target, Retrieval::State* s, bool fresh, in
         s->stats.bytes_read += h.plane_range_bytes(l, prev[l], plan.planes[l]);
         changed = true;
     }
-    if (changed) MANS_RETURN_IF_ERROR(reconstruct(s, threads));
+    if (changed) reconstruct(s, threads);
     s->stats.planes = plan.planes;
     s->stats.bytes_read_step = bytes_read - before;
     s->stats.max_abs_error_bound = plan.max_abs_error_bound;
@@ -326,7 +325,7 @@ Reader& Reader::operator=(Reader&&) noexcept = default;
 
 Errc Reader::open(std::unique_ptr<Source> source, Reader* out) noexcept {
     if (!source || !out) return Errc::invalid_argument;
-    try {
+    return mans::detail::errc_guard([&] {
         auto impl = std::make_unique<Impl>();
         impl->src = std::move(source);
         const std::uint64_t size = impl->src->size();
@@ -363,11 +362,7 @@ Errc Reader::open(std::unique_ptr<Source> source, Reader* out) noexcept {
         i.fill_values = h.fill_values;
         out->impl_ = std::move(impl);
         return Errc::ok;
-    } catch (const std::bad_alloc&) {
-        return Errc::out_of_memory;
-    } catch (...) {
-        return Errc::internal;
-    }
+    });
 }
 
 const ArchiveInfo& Reader::info() const noexcept {
@@ -379,7 +374,7 @@ std::uint64_t Reader::bytes_read() const noexcept { return impl_ ? impl_->bytes_
 
 Errc Reader::plan(const Target& target, const Retrieval* from, Plan* out) const noexcept {
     if (!impl_ || !out) return Errc::invalid_argument;
-    try {
+    return mans::detail::errc_guard([&] {
         const Header& h = impl_->h;
         std::vector<std::uint32_t> prev(h.levels, 0);
         std::uint64_t fixed = h.header_bytes + h.base_bytes;
@@ -390,41 +385,29 @@ Errc Reader::plan(const Target& target, const Retrieval* from, Plan* out) const 
             fixed = 0;
         }
         return make_plan(h, impl_->model, target, prev, fixed, out);
-    } catch (const std::bad_alloc&) {
-        return Errc::out_of_memory;
-    } catch (...) {
-        return Errc::internal;
-    }
+    });
 }
 
 Errc Reader::retrieve(const Target& target, Retrieval* out, int threads) noexcept {
     if (!impl_ || !out || threads < 0 || threads > kMaxThreads) return Errc::invalid_argument;
-    try {
+    return mans::detail::errc_guard([&] {
         auto state = std::make_unique<Retrieval::State>();
         MANS_RETURN_IF_ERROR(impl_->run(target, state.get(), true, threads ? threads : omp_get_max_threads()));
         out->state_ = std::move(state);
         return Errc::ok;
-    } catch (const std::bad_alloc&) {
-        return Errc::out_of_memory;
-    } catch (...) {
-        return Errc::internal;
-    }
+    });
 }
 
 Errc Reader::refine(Retrieval* r, const Target& target, int threads) noexcept {
     if (!impl_ || !r || !r->state() || !impl_->owns(*r->state()) || threads < 0 || threads > kMaxThreads)
         return Errc::invalid_argument;
-    try {
+    return mans::detail::errc_guard([&] {
         // Work on a copy of the codes so that a failed refinement leaves *r intact.
         Retrieval::State next = *r->state();
         MANS_RETURN_IF_ERROR(impl_->run(target, &next, false, threads ? threads : omp_get_max_threads()));
         *r->state() = std::move(next);
         return Errc::ok;
-    } catch (const std::bad_alloc&) {
-        return Errc::out_of_memory;
-    } catch (...) {
-        return Errc::internal;
-    }
+    });
 }
 
 }  // namespace mans::prism
