@@ -83,5 +83,9 @@ std::string version_text();
 // `option` names the option in messages.
 std::uint64_t parse_byte_size(const std::string& text, const char* option = "--block-size");
 unsigned parse_dims(const std::string& text, std::uint64_t dims[4]);
+// A whole-string decimal number (strtod syntax; "inf" only when allowed), and
+// one that must also be positive (error bounds).
+double parse_number(const std::string& text, const std::string& option, bool allow_inf = false);
+double parse_bound(const std::string& text, const std::string& option);
 
 }  // namespace mans_cli

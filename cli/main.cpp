@@ -4,6 +4,7 @@
 //   mans compress   -i IN -o OUT -t f32 [--dims AxBxC] --error-bound E [--rel] ...   (lossy, PRISM)
 //   mans decompress -i IN -o OUT [--error-bound E [--rel] | --psnr DB | --bytes N] [--original F]
 //   mans info IN [--json]
+//   mans h5-args [--lossless | --error-bound E [--rel]] [--dataset NAME] [--optional]
 //   mans --version
 //
 // SZ-style options (-f/-d, -1..-4 fastest first, -M/-A/-R) are rewritten
@@ -22,6 +23,7 @@
 
 #include "commands.hpp"
 #include "file_io.hpp"
+#include "h5_args.hpp"
 #include "sz_args.hpp"
 
 namespace {
@@ -130,6 +132,20 @@ int run(int argc, char** argv) {
     info->add_option("input,-i,--input", io.input, "Stream file, '-' for stdin")->required();
     info->add_flag("--json", io.json, "Print one JSON object");
 
+    mans_cli::H5ArgsOptions ho;
+    CLI::App* h5 = app.add_subcommand(
+        "h5-args", "Print the h5repack -f argument (UD=...) for the mans HDF5 filter (formats/hdf5)");
+    CLI::Option* h5_lossless = h5->add_flag("--lossless", ho.lossless, "Lossless for every dataset (the default)");
+    CLI::Option* h5_eb = h5->add_option("--error-bound", ho.error_bound,
+                                        "Float datasets: PRISM with max |x - x'| <= E (integers stay lossless)")
+                             ->type_name("E");
+    h5_lossless->excludes(h5_eb);
+    h5->add_flag("--rel", ho.rel, "--error-bound is relative to each chunk's value range")->needs(h5_eb);
+    h5->add_option("--dataset", ho.dataset, "Only this object: prints NAME:UD=...")->type_name("NAME");
+    h5->add_flag("--optional", ho.optional, "Optional filter: HDF5 skips it for datasets it cannot take");
+    h5->footer("Example: h5repack -f \"$(mans h5-args --error-bound 1e-3 --rel)\" -l CHUNK=20x90x180 in.h5 out.h5\n"
+               "The plugin must be on HDF5_PLUGIN_PATH (see formats/hdf5/README.md).");
+
     // SZ-style options are rewritten first (they may throw a usage CliError).
     std::vector<std::string> args = mans_cli::translate_sz_args(std::vector<std::string>(argv, argv + argc));
     std::vector<char*> cargs;
@@ -145,6 +161,7 @@ int run(int argc, char** argv) {
     if (*comp) return mans_cli::run_compress(co);
     if (*decomp) return mans_cli::run_decompress(dco);
     if (*info) return mans_cli::run_info(io);
+    if (*h5) return mans_cli::run_h5_args(ho);
     return mans_cli::kExitUsage;
 }
 

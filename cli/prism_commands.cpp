@@ -35,8 +35,10 @@ bool parse_float_dtype(const std::string& name, prism::FloatType* out) {
     return true;
 }
 
+}  // namespace
+
 // A whole-string decimal number (strtod syntax; "inf" only when allowed).
-double parse_number(const std::string& text, const std::string& option, bool allow_inf = false) {
+double parse_number(const std::string& text, const std::string& option, bool allow_inf) {
     const std::string bad = "invalid " + option + " '" + text + "': expected a number";
     if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) throw CliError(kExitUsage, bad);
     errno = 0;
@@ -52,6 +54,8 @@ double parse_bound(const std::string& text, const std::string& option) {
     if (!(v > 0)) throw CliError(kExitUsage, "invalid " + option + " '" + text + "': must be positive");
     return v;
 }
+
+namespace {
 
 prism::PlaneCoding parse_planes(const std::string& text) {
     const std::string n = lower(text);
