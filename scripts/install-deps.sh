@@ -12,7 +12,11 @@ packages=(
   libzstd-dev libhtscodecs-dev zstd    # peers in the benchmark comparison
   python3                              # test and dataset helpers
   clang libclang-rt-14-dev libomp-14-dev  # libFuzzer builds (scripts/run-fuzzers.sh)
-  netcdf-bin hdf5-tools                # datasets/fetch.sh: netCDF -> raw arrays
+  netcdf-bin hdf5-tools                # datasets/fetch.sh: netCDF -> raw arrays; h5repack/h5dump/h5diff tests
+  libhdf5-dev                          # the HDF5 filter plugin (serial HDF5 1.10)
+  libhdf5-openmpi-dev openmpi-bin      # the filter under parallel HDF5, mpiexec for its tests
+  python3-h5py python3-numpy           # h5py test of the filter (Debian's h5py uses the same HDF5)
+  hdf5-filter-plugin                   # LZ4 / BZIP2 HDF5 filters: peers in bench/hdf5
   ca-certificates
 )
 
