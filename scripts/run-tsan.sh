@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Builds the library and the Catch2 suite with ThreadSanitizer into BUILD_DIR
+# (default build-tsan) and runs every test that runs threads or OpenMP: all
+# of them but the >4 GiB test and the single-threaded corruption sweeps
+# ([corruption], [zero_elim], which decode one small stream at a time).
+#
+# libgomp is not instrumented (every barrier would look like a race), so this
+# build uses clang with LLVM's libomp and its OMPT tool Archer (libomp-14-dev),
+# which tells TSan about OpenMP's synchronisation (fork/join, barriers,
+# reductions, locks). TSAN_OPTIONS=ignore_noninstrumented_modules=1 makes TSan
+# skip memory accesses made inside uninstrumented libraries (the OpenMP runtime's
+# own bookkeeping, libstdc++.so); every access in our code and in the headers
+# it inlines is still checked. No suppressions are used. A deliberate race
+# (tests/tsan/race_canary.cpp) must be reported, else the setup is hiding races
+# and the job fails. Any report in the suite fails the job (TSan exit code 66).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${BUILD_DIR:-$root/build-tsan}"
+flags="-fsanitize=thread -fno-omit-frame-pointer -g -O1"
+CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DMANS_BUILD_BENCH=OFF -DMANS_BUILD_CLI=OFF \
+  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
+  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread" >/dev/null
+cmake --build "$build" -j"$(nproc)" --target mans_tests
+
+# Archer sits next to the libomp that CMake found.
+libomp="$(sed -n 's/^OpenMP_omp_LIBRARY:FILEPATH=//p' "$build/CMakeCache.txt")"
+archer="$(dirname "$(readlink -f "$libomp")")/libarcher.so"
+if [ ! -f "$archer" ]; then
+  echo "run-tsan: $archer not found (libomp-14-dev provides it; scripts/install-deps.sh)" >&2
+  exit 1
+fi
+export OMP_TOOL_LIBRARIES="$archer"
+export OMP_TOOL_VERBOSE_INIT="$build/omp-tool.log"
+export TSAN_OPTIONS="ignore_noninstrumented_modules=1 halt_on_error=0 exitcode=66 ${TSAN_OPTIONS:-}"
+# More threads than cores: uneven splits and real interleaving on small machines too.
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-4}"
+
+# 1. The canary: the same flags and runtime must report its race.
+clang++ $flags -fopenmp=libomp "$root/tests/tsan/race_canary.cpp" -o "$build/race_canary" \
+  -Wl,-rpath,"$(dirname "$libomp")" -L"$(dirname "$libomp")"
+rc=0
+"$build/race_canary" >"$build/race_canary.log" 2>&1 || rc=$?
+if [ "$rc" -ne 66 ] || ! grep -q "WARNING: ThreadSanitizer: data race" "$build/race_canary.log"; then
+  cat "$build/race_canary.log"
+  echo "run-tsan: the deliberate race in race_canary was not reported (exit $rc): the TSan setup hides races" >&2
+  exit 1
+fi
+grep -q "Tool was started" "$OMP_TOOL_VERBOSE_INIT" || {
+  cat "$OMP_TOOL_VERBOSE_INIT"; echo "run-tsan: Archer was not loaded" >&2; exit 1; }
+echo "run-tsan: canary race reported, Archer loaded"
+
+# 2. The suite.
+spec="~[large]~[corruption]~[zero_elim]"
+log="$build/tsan.log"
+rc=0
+start=$SECONDS
+"$build/tests/mans_tests" "$spec" >"$log" 2>&1 || rc=$?
+tail -3 "$log"
+reports=$(grep -c "^WARNING: ThreadSanitizer" "$log" || true)
+echo "run-tsan: $reports report(s), exit $rc, $((SECONDS - start)) s with OMP_NUM_THREADS=$OMP_NUM_THREADS"
+if [ "$rc" -ne 0 ] || [ "$reports" -ne 0 ]; then
+  grep -A30 "^WARNING: ThreadSanitizer" "$log" | head -200
+  echo "run-tsan: FAILED (full log: $log)" >&2
+  exit 1
+fi
+echo "run-tsan: no data race"
