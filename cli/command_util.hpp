@@ -38,8 +38,13 @@ std::vector<std::uint8_t> read_elements(const std::string& path, const std::stri
                                         const std::string& dtname, Progress& p);
 void write_with_progress(const std::string& path, const void* data, std::size_t size, Progress& p);
 
+// Flushes stdout; a failed write (a full disk, a closed pipe) is
+// CliError(kExitIo) naming `what` was being written.
+void flush_stdout(const char* what);
+
 // True when `path` (a file, not "-") starts like a PRISM archive. Reads the
-// first bytes only; false when it cannot be read (the caller reports that).
+// first bytes only; false when it cannot be read (the caller reports that)
+// or is not a regular file (a FIFO is read whole instead).
 bool file_is_prism_archive(const std::string& path);
 
 template <typename T>

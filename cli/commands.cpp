@@ -98,8 +98,17 @@ void write_with_progress(const std::string& path, const void* data, std::size_t 
     }
 }
 
+void flush_stdout(const char* what) {
+    errno = 0;
+    if (std::fflush(stdout) != 0 || std::ferror(stdout))
+        throw CliError(kExitIo, std::string("<stdout>: ") + (errno ? std::strerror(errno) : "write error") +
+                                    " (writing " + what + ")");
+}
+
 bool file_is_prism_archive(const std::string& path) {
-    if (path == "-") return false;
+    // Peeking at a FIFO or a device would consume the bytes: those are read
+    // whole and dispatched in memory.
+    if (!is_regular_file(path)) return false;
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return false;
     std::uint8_t head[16];
@@ -139,7 +148,8 @@ void emit(const RunStats& s, const CommonOptions& o) {
         // Keep stdout clean for the data when the data goes there.
         FILE* sink = o.output == "-" ? stderr : stdout;
         std::fprintf(sink, "%s\n", stats_json(s).c_str());
-        std::fflush(sink);
+        if (sink == stdout) flush_stdout("the report");
+        else std::fflush(sink);
     }
 }
 
@@ -247,8 +257,9 @@ int run_compress(const CompressOptions& o) {
             if (product > std::numeric_limits<std::uint64_t>::max() / cfg.dims[d]) overflow = true;
             product *= cfg.dims[d];
         }
+        // Known only after reading: the input does not match (e.g. it was cut short).
         if (overflow || product != elements)
-            throw CliError(kExitUsage, "--dims " + o.dims + " describes " +
+            throw CliError(kExitIo, "--dims " + o.dims + " describes " +
                                            (overflow ? std::string("too many") : std::to_string(product)) +
                                            " elements but " + in_shown + " holds " +
                                            std::to_string(elements) + " " + dtname + " elements");
@@ -328,7 +339,7 @@ int run_decompress(const DecompressOptions& o) {
                                            ": --error-bound, --rel, --psnr, --bytes and --original apply to "
                                            "PRISM (lossy) archives only; this is a lossless MANS stream");
     };
-    if (o.input != "-") reject_lossy_options();  // before reading the whole file
+    if (is_regular_file(o.input)) reject_lossy_options();  // before reading the whole file
 
     Progress progress;
     std::vector<std::uint8_t> src = read_with_progress(o.input, progress);
@@ -383,7 +394,7 @@ int run_info(const InfoOptions& o) {
         std::printf("%s\n", info_json(in_shown, fi).c_str());
     else
         std::fputs(info_text(in_shown, fi).c_str(), stdout);
-    std::fflush(stdout);
+    flush_stdout("the description");
     return kExitOk;
 }
 

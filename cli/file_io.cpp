@@ -74,6 +74,11 @@ std::uint64_t input_size_hint(const std::string& path) {
     return static_cast<std::uint64_t>(st.st_size);
 }
 
+bool is_regular_file(const std::string& path) {
+    struct stat st;
+    return path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
 std::vector<std::uint8_t> read_input(const std::string& path, const IoProgress& progress) {
     const std::string shown = display_input(path);
     int fd = STDIN_FILENO;
@@ -91,7 +96,12 @@ std::vector<std::uint8_t> read_input(const std::string& path, const IoProgress& 
     struct stat st;
     if (::fstat(fd, &st) != 0) fail(shown, errno);
     if (S_ISDIR(st.st_mode)) fail(shown, EISDIR);
-    const std::uint64_t known = S_ISREG(st.st_mode) ? static_cast<std::uint64_t>(st.st_size) : 0;
+    // Bytes from the current offset: stdin may be a file that was partly read already.
+    std::uint64_t known = 0;
+    if (S_ISREG(st.st_mode)) {
+        const off_t at = ::lseek(fd, 0, SEEK_CUR);
+        if (at >= 0 && at <= st.st_size) known = static_cast<std::uint64_t>(st.st_size - at);
+    }
 
     std::vector<std::uint8_t> buf;
     try {
@@ -121,6 +131,12 @@ std::vector<std::uint8_t> read_input(const std::string& path, const IoProgress& 
         used += static_cast<std::size_t>(r);
         if (progress) progress(used, known);
     }
+    // Fewer bytes than the file had at open: it was truncated (or rewritten)
+    // meanwhile, and what we hold is not the file. A file that grows is read
+    // to its new end.
+    if (used < known)
+        throw IoError(shown + ": the file shrank from " + std::to_string(known) + " to " + std::to_string(used) +
+                      " bytes while it was being read");
     buf.resize(used);
     buf.shrink_to_fit();
     return buf;

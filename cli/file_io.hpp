@@ -32,7 +32,13 @@ std::string display_output(const std::string& path);
 // Size of a regular input file, 0 when unknown (stdin, pipes) or on error.
 std::uint64_t input_size_hint(const std::string& path);
 
-// Reads the whole input. Throws IoError.
+// True when path (not "-") names a regular file, or a link to one: an input
+// that can be read twice or in ranges (a FIFO or a device cannot).
+bool is_regular_file(const std::string& path);
+
+// Reads the whole input. A regular file that ends before the size it had when
+// it was opened (cut short by another process while being read) is an error.
+// Throws IoError.
 std::vector<std::uint8_t> read_input(const std::string& path, const IoProgress& progress = {});
 
 // Writes data to path atomically (see above). Throws IoError.

@@ -184,7 +184,8 @@ void emit_report(bool stats, bool json, const std::string& output, const std::st
     if (json) {
         FILE* sink = output == "-" ? stderr : stdout;  // stdout carries the data then
         std::fprintf(sink, "%s\n", obj.c_str());
-        std::fflush(sink);
+        if (sink == stdout) flush_stdout("the report");
+        else std::fflush(sink);
     }
 }
 
@@ -234,8 +235,9 @@ int run_prism_compress(const CompressOptions& o) {
     }
     bool overflow = false;
     const std::uint64_t described = product(cfg.dims, cfg.rank, &overflow);
+    // Known only after reading: the input does not match (e.g. it was cut short).
     if (overflow || described != elements)
-        throw CliError(kExitUsage, "--dims " + o.dims + " describes " +
+        throw CliError(kExitIo, "--dims " + o.dims + " describes " +
                                        (overflow ? std::string("too many") : std::to_string(described)) +
                                        " elements but " + in_shown + " holds " + std::to_string(elements) + " " +
                                        dtname + " elements");
@@ -384,7 +386,7 @@ int run_prism_info(const InfoOptions& o, const std::vector<std::uint8_t>* in_mem
         std::printf("%s\n", prism_info_json(in_shown, reader.info(), rows).c_str());
     else
         std::fputs(prism_info_text(in_shown, reader.info(), rows).c_str(), stdout);
-    std::fflush(stdout);
+    flush_stdout("the description");
     return kExitOk;
 }
 

@@ -226,7 +226,7 @@ expect 1 "no subcommand" "$MANS"
 expect 1 "unknown subcommand" "$MANS" frobnicate
 expect 1 "unknown option" "$MANS" compress -i "$U16" -o e1.out -t u16 --bogus
 expect 1 "bad --dims format" "$MANS" compress -i "$U16" -o e1.out -t u16 --dims 3xx4
-expect 1 "--dims product mismatch" "$MANS" compress -i "$U16" -o e1.out -t u16 --dims 3x4
+expect 2 "--dims product mismatch (known after reading: the input is at fault)" "$MANS" compress -i "$U16" -o e1.out -t u16 --dims 3x4
 expect 1 "bad --block-size" "$MANS" compress -i "$U16" -o e1.out -t u16 --block-size 12Q
 expect 1 "negative --threads" "$MANS" compress -i "$U16" -o e1.out -t u16 --threads -1
 expect 1 "unknown backend" "$MANS" compress -i "$U16" -o e1.out -t u16 --backend foo
@@ -533,7 +533,7 @@ expect 1 "prism: bad --planes" "$MANS" compress -i "$E5" -o pe1.out -t f32 --err
 expect 1 "prism: bad --fill" "$MANS" compress -i "$E5" -o pe1.out -t f32 --error-bound 1 --fill lots
 expect 1 "prism: --fill with an integer dtype" "$MANS" compress -i "$U16" -o pe1.out -t u16 --fill 3
 expect 1 "prism: --block-size with f32" "$MANS" compress -i "$E5" -o pe1.out -t f32 --error-bound 1 --block-size 64K
-expect 1 "prism: --dims product mismatch" "$MANS" compress -i "$E5" -o pe1.out -t f32 --error-bound 1 --dims 3x4
+expect 2 "prism: --dims product mismatch (known after reading)" "$MANS" compress -i "$E5" -o pe1.out -t f32 --error-bound 1 --dims 3x4
 expect 1 "prism: -M ABS without -A" "$MANS" compress -i "$E5" -o pe1.out -f -M ABS -R 1e-3
 expect 1 "prism: -M REL without -R" "$MANS" compress -i "$E5" -o pe1.out -f -M REL -A 1e-3
 expect 1 "prism: unsupported -M" "$MANS" compress -i "$E5" -o pe1.out -f -M PW_REL -R 1e-3
