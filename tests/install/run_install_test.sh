@@ -37,8 +37,33 @@ if [[ "$EXPECT_CLI" == 1 ]]; then
   [[ -x "$PREFIX/bin/mans" ]] && echo "   ok bin/mans" || fail "missing bin/mans (MANS_BUILD_CLI is ON)"
 fi
 # Internal headers must not leak into the installed include folder.
-extra=$(find "$PREFIX/include" -type f ! -name mans.h ! -name mans.hpp ! -name prism.hpp ! -name prism.h ! -name version.h | sed "s|$PREFIX/||")
+extra=$(find "$PREFIX/include" -type f ! -name mans.h ! -name mans.hpp ! -name prism.hpp ! -name prism.h ! -name version.h ! -name h5filter.h ! -name h5_params.h | sed "s|$PREFIX/||")
 [[ -z "$extra" ]] || echo "   note: other installed headers: $extra"
+
+# The HDF5 filter, when this build has it: installed as a plugin that HDF5's
+# tools load from the installed folder, plus the link-in library and headers.
+if [[ -f "$BUILD/plugins/serial/libh5z_mans.so" ]]; then
+  PLUGIN=$(find "$PREFIX" -path '*hdf5/serial/plugins/libh5z_mans.so' | head -n 1)
+  if [[ -z "$PLUGIN" ]]; then fail "HDF5 plugin not installed under */hdf5/serial/plugins"; else
+    echo "   ok ${PLUGIN#$PREFIX/}"
+    for f in include/mans/h5filter.h include/mans/h5_params.h; do
+      [[ -f "$PREFIX/$f" ]] && echo "   ok $f" || fail "missing $f"
+    done
+    [[ -n "$(find "$PREFIX" -name 'libmans_hdf5.so*' | head -n 1)" ]] || fail "libmans_hdf5.so not installed"
+    if command -v h5import >/dev/null && command -v h5repack >/dev/null && [[ "$EXPECT_CLI" == 1 ]]; then
+      python3 -c "import struct,sys; sys.stdout.buffer.write(b''.join(struct.pack('<H', 1500 + (i * 7) % 97) for i in range(4096)))" > "$TMP/u16.raw"
+      printf 'PATH x\nINPUT-CLASS UIN\nINPUT-SIZE 16\nRANK 2\nDIMENSION-SIZES 64 64\nOUTPUT-CLASS UIN\nOUTPUT-SIZE 16\nOUTPUT-ARCHITECTURE STD\nOUTPUT-BYTE-ORDER LE\n' > "$TMP/u16.cfg"
+      if h5import "$TMP/u16.raw" -c "$TMP/u16.cfg" -o "$TMP/src.h5" >/dev/null &&
+         HDF5_PLUGIN_PATH=$(dirname "$PLUGIN") h5repack -f "x:$("$PREFIX/bin/mans" h5-args)" -l x:CHUNK=32x40 "$TMP/src.h5" "$TMP/f.h5" &&
+         HDF5_PLUGIN_PATH=$(dirname "$PLUGIN") h5diff "$TMP/src.h5" "$TMP/f.h5" /x /x &&
+         h5dump -p -H "$TMP/f.h5" | grep -q "FILTER_ID 36731"; then
+        echo "   ok installed plugin: h5repack + h5diff through it"
+      else
+        fail "installed HDF5 plugin does not work with h5repack/h5diff"
+      fi
+    fi
+  fi
+fi
 
 echo "== consumer via find_package(mans) with CMAKE_PREFIX_PATH"
 if cmake -S "$HERE/consumer" -B "$TMP/consumer-build" -DCMAKE_PREFIX_PATH="$PREFIX" \
