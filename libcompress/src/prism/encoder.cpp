@@ -1,11 +1,17 @@
 // encoder.cpp - PRISM compression: mask, level-wise closed-loop
-// interpolation and quantization, bitplanes, segments, archive.
+// interpolation and quantization (on the sweep, sweep.hpp), bitplanes
+// (level_codes.hpp), segments, archive.
+//
+// Memory besides the input: two bits per point (mask, outliers), the
+// sweep's doubles (N / 2^rank and a ring of rows), the coded segments, and
+// the archive they are copied into at the end.
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <new>
 
 #include "core/byte_io.hpp"
@@ -14,7 +20,8 @@
 #include "mans/prism.hpp"
 #include "prism/archive.hpp"
 #include "prism/base.hpp"
-#include "prism/plane_coding.hpp"
+#include "prism/level_codes.hpp"
+#include "prism/sweep.hpp"
 #include "prism/traverse.hpp"
 
 namespace mans::detail::prism {
@@ -65,6 +72,13 @@ struct Selection {
     std::vector<std::uint8_t> block_bits;  // per_block: bit = cubic
 };
 
+inline bool bit(const std::vector<std::uint8_t>& bits, std::uint64_t i) {
+    return !bits.empty() && (bits[static_cast<std::size_t>(i >> 3)] >> (i & 7) & 1);
+}
+
+// The encoder is the sweep's Ops (sweep.hpp): it quantizes each point as
+// the sweep predicts it, hands the codes to a LevelEncoder, and gathers the
+// error statistics as rows become final.
 template <typename T>
 class Encoder {
 public:
@@ -76,18 +90,27 @@ public:
 
     Errc run(std::vector<std::uint8_t>* archive);
 
+    // ---- sweep ops
+    double anchor() const { return masked(0) ? 0.0 : x(0); }
+    LevelForm begin_level(unsigned l);
+    StepJobs begin_step(unsigned, const std::vector<CodeRange>& r) { return codes_->prepare(r); }
+    void job(std::size_t j) { codes_->job(j); }
+    double visit(unsigned l, std::uint64_t idx, std::uint64_t code, double pred);
+    Errc end_step(unsigned, const std::vector<CodeRange>& r) {
+        codes_->commit(r);
+        return Errc::ok;
+    }
+    Errc end_level(unsigned l);
+    void rows_done(std::uint64_t r0, std::uint64_t r1, const RowRing& ring);
+
 private:
     double x(std::uint64_t i) const { return static_cast<double>(load_value<T>(src_, i)); }
+    bool masked(std::uint64_t i) const { return bit(mask_, i); }
+    bool outlier(std::uint64_t i) const { return bit(outliers_, i); }
     void build_mask();
     Selection select(unsigned level, double eb);
-    void quantize(unsigned level, const Selection& sel, std::vector<std::int32_t>* codes);
-    void code_planes(unsigned level, const std::vector<std::int32_t>& codes);
-    void final_stats();
-    BaseData make_base(const std::vector<Selection>& sels) const;
-
-    Kind kind_at(const Selection& s, const std::uint64_t* c) const {
-        return point_kind(s.mode, s.block_bits, blocks_, c);
-    }
+    void finish_stats();
+    BaseData make_base() const;
 
     const std::uint8_t* src_;
     const mans::prism::CompressConfig& cfg_;
@@ -95,30 +118,40 @@ private:
     Grid g_;
     BlockGrid blocks_;
     Header h_;
+    double cast_slack_ = 0;
     std::vector<T> fills_;
-    std::vector<std::uint8_t> flags_;
-    std::vector<double> work_;
+    std::vector<std::uint8_t> mask_;      // bit per point: non-finite or fill (empty when none)
+    std::vector<std::uint8_t> outliers_;  // bit per point: stored exactly
+    std::vector<Selection> sels_;
+    std::unique_ptr<LevelEncoder> codes_;  // of the level being swept
     std::vector<std::vector<std::uint8_t>> seg_bytes_;
+    // Error statistics per 65536 points, summed in point order.
+    struct Stats {
+        double full_max = 0, work_max = 0, abs_max = 0, full_sq = 0, work_sq = 0;
+    };
+    static constexpr std::uint64_t kStatPoints = 65536;
+    std::vector<Stats> stats_;
 };
 
 template <typename T>
 void Encoder<T>::build_mask() {
     const std::uint64_t n = g_.count;
     fills_ = choose_fill_values<T>(src_, n, cfg_);
-    flags_.assign(n, kRegular);
+    mask_.assign(static_cast<std::size_t>((n + 7) / 8), 0);
     double lo = std::numeric_limits<double>::infinity(), hi = -lo;
     std::uint64_t masked = 0;
     for (std::uint64_t i = 0; i < n; ++i) {
         const T v = load_value<T>(src_, i);
         const bool fill = std::any_of(fills_.begin(), fills_.end(), [&](T f) { return same_bits(f, v); });
         if (!std::isfinite(v) || fill) {
-            flags_[i] = kMasked;
+            mask_[static_cast<std::size_t>(i >> 3)] |= static_cast<std::uint8_t>(1u << (i & 7));
             ++masked;
             continue;
         }
         lo = std::min(lo, static_cast<double>(v));
         hi = std::max(hi, static_cast<double>(v));
     }
+    if (masked == 0) std::vector<std::uint8_t>().swap(mask_);
     h_.masked_count = masked;
     h_.value_min = masked == n ? 0 : lo;
     h_.value_max = masked == n ? 0 : hi;
@@ -146,15 +179,16 @@ Selection Encoder<T>::select(unsigned level, double eb) {
             for_each_pass_point(
                 g_, p, nthreads,
                 [&](const Box& b, std::uint64_t, const std::uint64_t* c, std::uint64_t idx) {
-                    if (flags_[idx] != kRegular) return;
+                    // Points of this level are not outliers yet and never the anchor.
+                    if (masked(idx)) return;
                     // Skip stencils that touch a masked value.
                     for (unsigned a = 0; a < g_.rank; ++a) {
                         if (!(b.axes >> a & 1)) continue;
                         const std::uint64_t st = g_.stride[a];
-                        if (flags_[idx - u * st] == kMasked) return;
-                        if (c[a] + u < g_.n[a] && flags_[idx + u * st] == kMasked) return;
-                        if (c[a] >= 3 * u && flags_[idx - 3 * u * st] == kMasked) return;
-                        if (c[a] + 3 * u < g_.n[a] && flags_[idx + 3 * u * st] == kMasked) return;
+                        if (masked(idx - u * st)) return;
+                        if (c[a] + u < g_.n[a] && masked(idx + u * st)) return;
+                        if (c[a] >= 3 * u && masked(idx - 3 * u * st)) return;
+                        if (c[a] + 3 * u < g_.n[a] && masked(idx + 3 * u * st)) return;
                     }
                     const double xv = x(idx);
                     auto cost = [&](Kind k) {
@@ -206,156 +240,120 @@ Selection Encoder<T>::select(unsigned level, double eb) {
     return best;
 }
 
-// Closed-loop quantization of one level: predictions use reconstructed
-// values, and a point whose reconstruction would miss its bound (or whose
-// code would exceed kMaxCode) is stored exactly instead.
 template <typename T>
-void Encoder<T>::quantize(unsigned level, const Selection& sel, std::vector<std::int32_t>* codes) {
-    const LevelMeta& m = h_.level[level];
-    const std::uint64_t u = level_unit(h_.levels, level);
-    const double eb = m.eb, step = m.step, bound = h_.abs_bound;
-    codes->assign(static_cast<std::size_t>(m.codes), 0);
-    std::int32_t* out = codes->data();
-    double* work = work_.data();
-    for (const Pass& p : level_passes(g_, u, sel.scheme)) {
-        for_each_pass_point(g_, p, threads_, [&](const Box& b, std::uint64_t k, const std::uint64_t* c, std::uint64_t idx) {
-            const double pred = predict_point(work, idx, c, g_.n, g_.stride, g_.rank, b.axes, u, kind_at(sel, c));
-            if (flags_[idx] == kMasked) {
-                work[idx] = pred;
-                return;
-            }
-            const double xv = x(idx);
-            double qd = 0;
-            if (step > 0) qd = std::floor((xv - pred) / step + 0.5);
-            const double recon = pred + step * qd;
-            const bool ok = std::fabs(qd) <= kMaxCode && std::fabs(xv - recon) <= eb &&
-                            std::fabs(xv - static_cast<double>(to_element<T>(recon))) <= bound;
-            if (!ok) {
-                flags_[idx] = kOutlier;
-                work[idx] = xv;
-                return;
-            }
-            work[idx] = recon;
-            out[b.first_code + k] = static_cast<std::int32_t>(qd);
-        });
-    }
+LevelForm Encoder<T>::begin_level(unsigned l) {
+    LevelMeta& m = h_.level[l];
+    // Level-wise bound (full bound by default, see CompressConfig). Leave
+    // room for rounding the reconstruction to T, so that points near the
+    // bound do not all become outliers.
+    const double finer_levels = static_cast<double>(h_.levels - 1 - l);
+    const double level_bound = h_.abs_bound / std::min(std::pow(cfg_.level_alpha, finer_levels), cfg_.level_beta);
+    m.eb = level_bound > 2 * cast_slack_ ? std::min(level_bound, h_.abs_bound - cast_slack_) : level_bound;
+    m.step = 2 * m.eb;
+    m.codes = level_code_count(g_, level_unit(h_.levels, l));
+    sels_[l] = select(l, m.eb);
+    m.scheme = sels_[l].scheme;
+    m.kinds = sels_[l].mode;
+    codes_ = std::make_unique<LevelEncoder>(m.codes, h_.chunk_codes, h_.coding);
+    return LevelForm{m.scheme, m.kinds, &sels_[l].block_bits};
 }
 
-// Bitplanes of one level, chunked and coded; fills the level's truncation
-// tables and its segments (plane-major, then chunk).
+// Closed-loop quantization: the prediction uses reconstructed values, and a
+// point whose reconstruction would miss its bound (or whose code would
+// exceed kMaxCode) is stored exactly instead.
 template <typename T>
-void Encoder<T>::code_planes(unsigned level, const std::vector<std::int32_t>& codes) {
-    LevelMeta& m = h_.level[level];
-    const Coding coding = h_.coding;
-    std::uint32_t any = 0;
-    for (std::int32_t q : codes) any |= encode_code(q, coding);
-    const unsigned P = planes_for(any, coding);
-    m.planes = static_cast<std::uint8_t>(P);
-    const std::uint64_t C = h_.chunk_codes;
-    const std::uint64_t nchunks = (m.codes + C - 1) / C;
-    std::vector<std::vector<std::vector<std::uint8_t>>> enc(static_cast<std::size_t>(nchunks),
-                                                           std::vector<std::vector<std::uint8_t>>(P));
-    std::vector<double> cmax(static_cast<std::size_t>(nchunks) * (P + 1), 0), csum(cmax.size(), 0);
-
-#pragma omp parallel for num_threads(threads_) schedule(dynamic)
-    for (std::int64_t ch = 0; ch < static_cast<std::int64_t>(nchunks); ++ch) {
-        const std::uint64_t first = static_cast<std::uint64_t>(ch) * C;
-        const std::uint64_t len = std::min(C, m.codes - first);
-        std::vector<std::uint32_t> words(static_cast<std::size_t>(len));
-        double* mx = cmax.data() + static_cast<std::size_t>(ch) * (P + 1);
-        double* sq = csum.data() + static_cast<std::size_t>(ch) * (P + 1);
-        for (std::uint64_t j = 0; j < len; ++j) {
-            const std::int32_t q = codes[static_cast<std::size_t>(first + j)];
-            const std::uint32_t w = encode_code(q, coding);
-            words[static_cast<std::size_t>(j)] = w;
-            if (q == 0) continue;
-            for (unsigned kept = 0; kept < P; ++kept) {
-                const double d = truncation_error(w, q, kept, P, coding);
-                mx[kept] = std::max(mx[kept], std::fabs(d));
-                sq[kept] += d * d;
-            }
-        }
-        encode_plane_chunks(words.data(), len, P, coding, &enc[static_cast<std::size_t>(ch)]);
+double Encoder<T>::visit(unsigned l, std::uint64_t idx, std::uint64_t code, double pred) {
+    std::int32_t& q = codes_->code(code);
+    q = 0;  // masked and outlier points too: every code is written once
+    if (masked(idx)) return pred;
+    const LevelMeta& m = h_.level[l];
+    const double xv = x(idx), step = m.step;
+    double qd = 0;
+    if (step > 0) qd = std::floor((xv - pred) / step + 0.5);
+    const double recon = pred + step * qd;
+    const bool ok = std::fabs(qd) <= kMaxCode && std::fabs(xv - recon) <= m.eb &&
+                    std::fabs(xv - static_cast<double>(to_element<T>(recon))) <= h_.abs_bound;
+    if (!ok) {
+        __atomic_fetch_or(&outliers_[static_cast<std::size_t>(idx >> 3)], static_cast<std::uint8_t>(1u << (idx & 7)),
+                          __ATOMIC_RELAXED);
+        return xv;
     }
-    m.max_err.assign(P + 1, 0);
-    m.sum_sq.assign(P + 1, 0);
-    for (std::uint64_t ch = 0; ch < nchunks; ++ch)
-        for (unsigned b = 0; b <= P; ++b) {
-            m.max_err[b] = std::max(m.max_err[b], cmax[static_cast<std::size_t>(ch * (P + 1) + b)]);
-            m.sum_sq[b] += csum[static_cast<std::size_t>(ch * (P + 1) + b)];
-        }
-    for (unsigned b = 0; b <= P; ++b) m.sum_sq[b] = decode_sum_sq(encode_sum_sq(m.sum_sq[b]));  // as stored
-    for (unsigned b = 0; b < P; ++b) {
-        std::vector<std::uint8_t> plane;  // the plane's chunks, as stored: one checksum
-        for (std::uint64_t ch = 0; ch < nchunks; ++ch) {
-            std::vector<std::uint8_t>& bytes = enc[static_cast<std::size_t>(ch)][b];
-            h_.segments.push_back(Segment{static_cast<std::uint32_t>(bytes.size())});
-            plane.insert(plane.end(), bytes.begin(), bytes.end());
-            seg_bytes_.push_back(std::move(bytes));
-        }
-        h_.plane_checksum.push_back(checksum32(plane.data(), plane.size()));
-    }
+    q = static_cast<std::int32_t>(qd);
+    return recon;
 }
 
-// Error statistics of the full reconstruction, reduced in fixed chunks.
 template <typename T>
-void Encoder<T>::final_stats() {
-    const std::uint64_t n = g_.count;
-    const std::uint64_t C = 65536;
-    const std::int64_t nchunks = static_cast<std::int64_t>((n + C - 1) / C);
-    std::vector<double> full_max(nchunks, 0), work_max(nchunks, 0), abs_max(nchunks, 0), full_sq(nchunks, 0),
-        work_sq(nchunks, 0);
+Errc Encoder<T>::end_level(unsigned l) {
+    const Errc e = codes_->finish(&h_.level[l], &h_.segments, &seg_bytes_, &h_.plane_checksum, threads_);
+    codes_.reset();
+    return e;
+}
+
+// Error statistics of the full reconstruction over the final rows.
+template <typename T>
+void Encoder<T>::rows_done(std::uint64_t r0, std::uint64_t r1, const RowRing& ring) {
+    const std::uint64_t R = ring.R, lo = r0 * R, hi = r1 * R;
+    if (hi <= lo) return;
+    const std::int64_t c0 = static_cast<std::int64_t>(lo / kStatPoints);
+    const std::int64_t c1 = static_cast<std::int64_t>((hi - 1) / kStatPoints);
 #pragma omp parallel for num_threads(threads_) schedule(static)
-    for (std::int64_t ch = 0; ch < nchunks; ++ch) {
-        const std::uint64_t first = static_cast<std::uint64_t>(ch) * C, last = std::min(n, first + C);
+    for (std::int64_t ch = c0; ch <= c1; ++ch) {
+        Stats& s = stats_[static_cast<std::size_t>(ch)];
+        const std::uint64_t first = std::max(lo, static_cast<std::uint64_t>(ch) * kStatPoints);
+        const std::uint64_t last = std::min(hi, static_cast<std::uint64_t>(ch + 1) * kStatPoints);
+        std::uint64_t row = first / R, at = first - row * R;
+        const double* w = ring.row(row);
         for (std::uint64_t i = first; i < last; ++i) {
-            abs_max[ch] = std::max(abs_max[ch], std::fabs(work_[i]));
-            if (flags_[i] != kRegular) continue;
+            const double v = w[at];
+            if (++at == R) at = 0, w = ring.row(++row);
+            s.abs_max = std::max(s.abs_max, std::fabs(v));
+            if (i == 0 || masked(i) || outlier(i)) continue;  // exactly kept
             const double xv = x(i);
-            const double ef = xv - static_cast<double>(to_element<T>(work_[i]));
-            const double ew = xv - work_[i];
-            full_max[ch] = std::max(full_max[ch], std::fabs(ef));
-            work_max[ch] = std::max(work_max[ch], std::fabs(ew));
-            full_sq[ch] += ef * ef;
-            work_sq[ch] += ew * ew;
+            const double ef = xv - static_cast<double>(to_element<T>(v));
+            const double ew = xv - v;
+            s.full_max = std::max(s.full_max, std::fabs(ef));
+            s.work_max = std::max(s.work_max, std::fabs(ew));
+            s.full_sq += ef * ef;
+            s.work_sq += ew * ew;
         }
     }
+}
+
+template <typename T>
+void Encoder<T>::finish_stats() {
     double fs = 0, ws = 0;
-    for (std::int64_t ch = 0; ch < nchunks; ++ch) {
-        h_.full_max_error = std::max(h_.full_max_error, full_max[ch]);
-        h_.work_max_error = std::max(h_.work_max_error, work_max[ch]);
-        h_.max_abs_work = std::max(h_.max_abs_work, abs_max[ch]);
-        fs += full_sq[ch];
-        ws += work_sq[ch];
+    for (const Stats& s : stats_) {
+        h_.full_max_error = std::max(h_.full_max_error, s.full_max);
+        h_.work_max_error = std::max(h_.work_max_error, s.work_max);
+        h_.max_abs_work = std::max(h_.max_abs_work, s.abs_max);
+        fs += s.full_sq;
+        ws += s.work_sq;
     }
     // Means over the values that PSNR is measured on (masked ones excluded).
-    const double counted = static_cast<double>(n - h_.masked_count);
+    const double counted = static_cast<double>(g_.count - h_.masked_count);
     // Saturated: squared errors of values near the top of f64 overflow.
     h_.full_mse = counted > 0 ? std::min(fs / counted, std::numeric_limits<double>::max()) : 0;
     h_.work_mse = counted > 0 ? std::min(ws / counted, std::numeric_limits<double>::max()) : 0;
 }
 
 template <typename T>
-BaseData Encoder<T>::make_base(const std::vector<Selection>& sels) const {
+BaseData Encoder<T>::make_base() const {
     BaseData b;
     const std::uint64_t n = g_.count;
     b.kind_bits.resize(h_.levels);
     for (unsigned l = 0; l < h_.levels; ++l)
-        if (sels[l].mode == KindMode::per_block) b.kind_bits[l] = sels[l].block_bits;
+        if (sels_[l].mode == KindMode::per_block) b.kind_bits[l] = sels_[l].block_bits;
     if (h_.masked_count) {
-        b.mask_bits.assign(static_cast<std::size_t>((n + 7) / 8), 0);
+        b.mask_bits = mask_;
         for (std::uint64_t i = 0; i < n; ++i)
-            if (flags_[i] == kMasked) {
-                b.mask_bits[i / 8] |= static_cast<std::uint8_t>(1u << (i % 8));
-                b.masked_values.insert(b.masked_values.end(), src_ + i * sizeof(T), src_ + (i + 1) * sizeof(T));
-            }
+            if (masked(i)) b.masked_values.insert(b.masked_values.end(), src_ + i * sizeof(T), src_ + (i + 1) * sizeof(T));
     }
     for (std::uint64_t i = 0; i < n; ++i)
-        if (flags_[i] == kOutlier) {
+        if (outlier(i)) {
             b.outlier_index.push_back(i);
             b.outlier_values.insert(b.outlier_values.end(), src_ + i * sizeof(T), src_ + (i + 1) * sizeof(T));
         }
-    if (n && flags_[0] != kMasked) b.anchor_value.assign(src_, src_ + sizeof(T));
+    if (n && !masked(0)) b.anchor_value.assign(src_, src_ + sizeof(T));
     return b;
 }
 
@@ -376,42 +374,29 @@ Errc Encoder<T>::run(std::vector<std::uint8_t>* archive) {
     // reconstruction to T can add.
     int exponent = 0;
     std::frexp(std::max(std::fabs(h_.value_min), std::fabs(h_.value_max)), &exponent);
-    const double cast_slack = std::max(std::ldexp(1.0, exponent - (sizeof(T) == 4 ? 25 : 54)),
-                                       sizeof(T) == 4 ? 0x1p-150 : 0x1p-1074);  // subnormal spacing
+    cast_slack_ = std::max(std::ldexp(1.0, exponent - (sizeof(T) == 4 ? 25 : 54)),
+                           sizeof(T) == 4 ? 0x1p-150 : 0x1p-1074);  // subnormal spacing
 
-    work_.assign(static_cast<std::size_t>(g_.count), 0.0);
-    if (g_.count && flags_[0] != kMasked) work_[0] = x(0), flags_[0] = kAnchor;
-
-    std::vector<Selection> sels(h_.levels);
+    outliers_.assign(static_cast<std::size_t>((g_.count + 7) / 8), 0);
+    stats_.assign(static_cast<std::size_t>((g_.count + kStatPoints - 1) / kStatPoints), Stats{});
+    sels_.resize(h_.levels);
     h_.level.resize(h_.levels);
-    std::vector<std::int32_t> codes;
-    for (unsigned l = 0; l < h_.levels; ++l) {
-        LevelMeta& m = h_.level[l];
-        // Level-wise bound (full bound by default, see CompressConfig). Leave
-        // room for rounding the reconstruction to T, so that points near the
-        // bound do not all become outliers.
-        const double finer_levels = static_cast<double>(h_.levels - 1 - l);
-        const double level_bound =
-            h_.abs_bound / std::min(std::pow(cfg_.level_alpha, finer_levels), cfg_.level_beta);
-        m.eb = level_bound > 2 * cast_slack ? std::min(level_bound, h_.abs_bound - cast_slack) : level_bound;
-        m.step = 2 * m.eb;
-        m.codes = level_code_count(g_, level_unit(h_.levels, l));
-        sels[l] = select(l, m.eb);
-        m.scheme = sels[l].scheme;
-        m.kinds = sels[l].mode;
-        quantize(l, sels[l], &codes);
-        code_planes(l, codes);
-    }
-    final_stats();
-    for (std::uint8_t f : flags_) h_.outlier_count += f == kOutlier;
+    MANS_RETURN_IF_ERROR(Sweep<Encoder>(g_, h_.levels, threads_, *this).run());
+    finish_stats();
+    for (std::uint8_t v : outliers_) h_.outlier_count += static_cast<unsigned>(__builtin_popcount(v));
 
-    const std::vector<std::uint8_t> base = encode_base(make_base(sels), sizeof(T));
+    const std::vector<std::uint8_t> base = encode_base(make_base(), sizeof(T));
+    std::vector<std::uint8_t>().swap(mask_);
+    std::vector<std::uint8_t>().swap(outliers_);
     h_.base_bytes = base.size();
     h_.base_checksum = checksum32(base.data(), base.size());
     std::vector<std::uint8_t> out = write_header(&h_);
     out.reserve(static_cast<std::size_t>(h_.total_bytes));
     out.insert(out.end(), base.begin(), base.end());
-    for (const auto& s : seg_bytes_) out.insert(out.end(), s.begin(), s.end());
+    for (auto& s : seg_bytes_) {
+        out.insert(out.end(), s.begin(), s.end());
+        std::vector<std::uint8_t>().swap(s);
+    }
     if (out.size() != h_.total_bytes) return Errc::internal;
     // Never hand out an archive that a reader would refuse.
     Header check;

@@ -220,7 +220,7 @@ void for_each_word(const std::vector<std::uint64_t>& sig, const std::vector<std:
 }  // namespace
 
 void encode_plane_chunks(const std::uint32_t* words, std::uint64_t len, unsigned planes, Coding c,
-                         std::vector<std::vector<std::uint8_t>>* out) {
+                         std::vector<std::vector<std::uint8_t>>* out, std::vector<std::uint8_t>* after_zero_plane) {
     const std::size_t nw = static_cast<std::size_t>((len + 63) / 64);
     // Transpose once: plane bitsets from the words' set bits.
     std::vector<std::uint64_t> bits(static_cast<std::size_t>(planes) * nw, 0);
@@ -235,16 +235,23 @@ void encode_plane_chunks(const std::uint32_t* words, std::uint64_t len, unsigned
     out->assign(planes, {});
     std::vector<std::uint64_t> sig(nw, 0);    // significant in the planes before b
     std::vector<std::uint64_t> fresh(nw, 0);  // ... and first in plane b - 1
-    for (unsigned b = 0; b < planes; ++b) {
-        const std::uint64_t* plane = bits.data() + static_cast<std::size_t>(b) * nw;
+    auto code_plane = [&](const std::uint64_t* plane, const std::vector<std::uint64_t>& fr,
+                          std::vector<std::uint8_t>* seg) {
         bool any = false;
         for (std::size_t w = 0; w < nw; ++w) any |= plane[w] != 0;
-        if (any) {
-            BitSink sinks[kStreams];
-            for_each_word(sig, fresh, len, [&](std::size_t w, const std::uint64_t* m) {
-                for (unsigned k = 0; k < kStreams; ++k) sinks[k].append(gather(plane[w], m[k]), popcount64(m[k]));
-            });
-            put_sub_blobs(sinks, &(*out)[b]);
+        if (!any) return;
+        BitSink sinks[kStreams];
+        for_each_word(sig, fr, len, [&](std::size_t w, const std::uint64_t* m) {
+            for (unsigned k = 0; k < kStreams; ++k) sinks[k].append(gather(plane[w], m[k]), popcount64(m[k]));
+        });
+        put_sub_blobs(sinks, seg);
+    };
+    for (unsigned b = 0; b < planes; ++b) {
+        const std::uint64_t* plane = bits.data() + static_cast<std::size_t>(b) * nw;
+        code_plane(plane, fresh, &(*out)[b]);
+        if (b == 1 && after_zero_plane) {  // an all-zero plane between leaves no code fresh
+            after_zero_plane->clear();
+            code_plane(plane, std::vector<std::uint64_t>(nw, 0), after_zero_plane);
         }
         for (std::size_t w = 0; w < nw; ++w) fresh[w] = plane[w] & ~sig[w], sig[w] |= plane[w];
     }

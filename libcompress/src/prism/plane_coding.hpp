@@ -21,8 +21,12 @@ namespace mans::detail::prism {
 
 // Codes every plane of the chunk words[0..len): (*out)[b] is the segment
 // payload of plane b, empty when the plane is all zero in this chunk.
+// after_zero_plane (optional) receives plane 1 coded as if an all-zero
+// plane came between planes 0 and 1: the form it takes in a level with more
+// planes than the chunk needs, for sign-magnitude (level_codes.hpp).
 void encode_plane_chunks(const std::uint32_t* words, std::uint64_t len, unsigned planes, Coding c,
-                         std::vector<std::vector<std::uint8_t>>* out);
+                         std::vector<std::vector<std::uint8_t>>* out,
+                         std::vector<std::uint8_t>* after_zero_plane = nullptr);
 
 // Decodes planes [b0, b1) of a chunk (payload[i], size[i] for plane b0 + i;
 // size 0 = all zero) and sets their bits in words[0..len), which must hold

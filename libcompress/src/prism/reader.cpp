@@ -1,10 +1,13 @@
 // reader.cpp - sources, the Reader (header, base, planes on demand) and
 // reconstruction of a Retrieval.
 //
-// A refinement adds the newly read digit planes to the codes the Retrieval
-// keeps and reconstructs from them, so its result is bit-identical to a
-// one-shot retrieval of the same planes (and costs one reconstruction, the
-// same work as adding a reconstructed difference).
+// A Retrieval keeps the plane bytes it has read (not their decoded codes):
+// a refinement reads only the planes it adds and reconstructs from all of
+// them, so its result is bit-identical to a one-shot retrieval of the same
+// planes. A complete retrieval cannot be refined and keeps nothing.
+// Reconstruction runs on the sweep (sweep.hpp), writing each row of the
+// output once it is final: besides the output it holds N / 2^rank doubles,
+// a ring of rows, two bits per point and the plane bytes.
 #include <fcntl.h>
 #include <omp.h>
 #include <unistd.h>
@@ -22,9 +25,9 @@
 #include "mans/prism.hpp"
 #include "prism/archive.hpp"
 #include "prism/base.hpp"
+#include "prism/level_codes.hpp"
 #include "prism/planner.hpp"
-#include "prism/plane_coding.hpp"
-#include "prism/traverse.hpp"
+#include "prism/sweep.hpp"
 
 namespace mans::prism {
 
@@ -122,8 +125,14 @@ std::unique_ptr<Source> callback_source(std::uint64_t size, ReadAt read_at) {
 struct Retrieval::State {
     FloatType type = FloatType::f32;
     std::uint64_t count = 0;
-    std::vector<std::uint8_t> out;                 // count values of type
-    std::vector<std::vector<std::uint32_t>> words;  // per level: the planes read so far
+    std::vector<std::uint8_t> out;  // count values of type
+    // Per level: the stored bytes of the planes read so far, in pieces of
+    // consecutive planes (one per step); empty once complete.
+    struct Piece {
+        unsigned first_plane = 0;
+        std::vector<std::uint8_t> bytes;
+    };
+    std::vector<std::vector<Piece>> pieces;
     RetrievalStats stats;
     std::uint64_t owner = 0;  // id of the Reader that made it (ids are never reused)
 };
@@ -166,16 +175,21 @@ struct Reader::Impl {
     }
     // A Retrieval made by this reader, with the shapes this archive gives.
     bool owns(const Retrieval::State& s) const {
-        if (s.owner != id || s.words.size() != h.levels || s.stats.planes.size() != h.levels) return false;
-        for (unsigned l = 0; l < h.levels; ++l)
-            if (s.words[l].size() != (h.level[l].planes ? h.level[l].codes : 0)) return false;
+        if (s.owner != id || s.pieces.size() != h.levels || s.stats.planes.size() != h.levels) return false;
+        if (s.stats.complete) return true;
+        for (unsigned l = 0; l < h.levels; ++l) {
+            std::uint64_t held = 0;
+            for (const Retrieval::State::Piece& p : s.pieces[l]) held += p.bytes.size();
+            if (s.stats.planes[l] > h.level[l].planes || held != h.plane_range_bytes(l, 0, s.stats.planes[l]))
+                return false;
+        }
         return true;
     }
     Errc load_base();
-    Errc load_planes(unsigned l, unsigned b0, unsigned b1, std::vector<std::uint32_t>* words, int threads);
-    void reconstruct(Retrieval::State* s, int threads);
+    Errc read_planes(unsigned l, unsigned b0, unsigned b1, std::vector<std::uint8_t>* buf);
     template <typename T>
-    void reconstruct_typed(Retrieval::State* s, int threads);
+    Errc reconstruct(const std::vector<std::vector<const std::uint8_t*>>& planes, std::vector<std::uint8_t>* out,
+                     int threads);
     Errc run(const Target& target, Retrieval::State* s, bool fresh, int threads);
 };
 
@@ -189,100 +203,114 @@ Errc Reader::Impl::load_base() {
     return Errc::ok;
 }
 
-// Reads planes [b0, b1) of level l (one contiguous range) and ORs their bits
-// into the level's words.
-Errc Reader::Impl::load_planes(unsigned l, unsigned b0, unsigned b1, std::vector<std::uint32_t>* words,
-                               int threads) {
-    if (b1 <= b0) return Errc::ok;
-    const LevelMeta& m = h.level[l];
+// Reads planes [b0, b1) of level l (one contiguous range) and verifies
+// every plane's checksum before anything is decoded.
+Errc Reader::Impl::read_planes(unsigned l, unsigned b0, unsigned b1, std::vector<std::uint8_t>* buf) {
     const std::uint64_t begin = h.plane_range_begin(l, b0);
-    std::vector<std::uint8_t> buf;
-    MANS_RETURN_IF_ERROR(read(begin, static_cast<std::size_t>(h.plane_range_bytes(l, b0, b1)), &buf));
-    for (unsigned b = b0; b < b1; ++b) {  // verify before decoding anything
+    MANS_RETURN_IF_ERROR(read(begin, static_cast<std::size_t>(h.plane_range_bytes(l, b0, b1)), buf));
+    for (unsigned b = b0; b < b1; ++b) {
         const std::uint64_t at = h.plane_range_begin(l, b) - begin;
         const std::size_t n = static_cast<std::size_t>(h.plane_range_bytes(l, b, b + 1));
-        if (checksum32(buf.data() + at, n) != h.plane_checksum[h.level_first_plane[l] + b]) return Errc::content_checksum;
+        if (checksum32(buf->data() + at, n) != h.plane_checksum[h.level_first_plane[l] + b]) return Errc::content_checksum;
     }
-    const std::uint64_t C = h.chunk_codes, nchunks = h.chunks(l);
-    const unsigned P = m.planes;
-    Errc status = Errc::ok;
-#pragma omp parallel for num_threads(threads) schedule(dynamic)
-    for (std::int64_t ch = 0; ch < static_cast<std::int64_t>(nchunks); ++ch) {
-        const std::uint64_t first = static_cast<std::uint64_t>(ch) * C;
-        const std::uint64_t len = std::min(C, m.codes - first);
-        const std::uint8_t* payload[kMaxPlanes];
-        std::size_t size[kMaxPlanes];
-        for (unsigned b = b0; b < b1; ++b) {
-            const std::size_t si = h.segment_index(l, b, static_cast<std::uint64_t>(ch));
-            payload[b - b0] = buf.data() + (h.segment_offset[si] - begin);
-            size[b - b0] = h.segments[si].stored;
-        }
-        const Errc e = decode_plane_chunks(payload, size, words->data() + first, len, b0, b1, P, h.coding);
-        if (e != Errc::ok) {
-#pragma omp critical
-            status = e;
-        }
-    }
-    return status;
+    return Errc::ok;
 }
 
-template <typename T>
-void Reader::Impl::reconstruct_typed(Retrieval::State* s, int threads) {
-    const Grid& g = h.grid;
-    const std::uint64_t n = g.count;
-    const BlockGrid blocks = BlockGrid::make(g);
-    std::vector<std::uint8_t> flags(static_cast<std::size_t>(n), kRegular);
-    std::vector<double> work(static_cast<std::size_t>(n), 0.0);
-    if (!base.mask_bits.empty())
-        for (std::uint64_t i = 0; i < n; ++i)
-            if (base.mask_bits[i / 8] >> (i % 8) & 1) flags[i] = kMasked;
-    for (std::size_t i = 0; i < base.outlier_index.size(); ++i) {
-        const std::uint64_t p = base.outlier_index[i];
-        flags[p] = kOutlier;
-        work[p] = static_cast<double>(load_le<T>(base.outlier_values.data() + i * sizeof(T)));
-    }
-    if (n && !base.anchor_value.empty()) flags[0] = kAnchor, work[0] = static_cast<double>(load_le<T>(base.anchor_value.data()));
+namespace {
 
-    for (unsigned l = 0; l < h.levels; ++l) {
-        const LevelMeta& m = h.level[l];
-        const std::uint64_t u = level_unit(h.levels, l);
-        const std::uint32_t* words = s->words[l].empty() ? nullptr : s->words[l].data();
-        const std::vector<std::uint8_t>& kbits = base.kind_bits[l];
-        for (const Pass& p : level_passes(g, u, m.scheme)) {
-            for_each_pass_point(g, p, threads, [&](const Box& b, std::uint64_t k, const std::uint64_t* c, std::uint64_t idx) {
-                const std::uint8_t f = flags[idx];
-                if (f == kOutlier) return;
-                const double pred = predict_point(work.data(), idx, c, g.n, g.stride, g.rank, b.axes, u,
-                                                  point_kind(m.kinds, kbits, blocks, c));
-                if (f == kMasked) {
-                    work[idx] = pred;
-                    return;
-                }
-                const double q = words ? static_cast<double>(decode_word(words[b.first_code + k], h.coding)) : 0.0;
-                work[idx] = pred + m.step * q;
-            });
+bool bit(const std::vector<std::uint8_t>& bits, std::uint64_t i) {
+    return !bits.empty() && (bits[static_cast<std::size_t>(i >> 3)] >> (i & 7) & 1);
+}
+
+// The reader as the sweep's Ops: reconstructs each point from its code and
+// writes final rows to the output.
+template <typename T>
+class Rebuild {
+public:
+    Rebuild(const Header& h, const BaseData& base, const std::vector<std::vector<const std::uint8_t*>>& planes,
+            std::uint8_t* out, int threads)
+        : h_(h), base_(base), planes_(planes), out_(out), threads_(threads) {
+        outliers_.assign(static_cast<std::size_t>((h.grid.count + 7) / 8), 0);
+        for (std::uint64_t p : base.outlier_index) outliers_[static_cast<std::size_t>(p >> 3)] |= 1u << (p & 7);
+    }
+
+    double anchor() const {
+        return base_.anchor_value.empty() ? 0.0 : static_cast<double>(load_le<T>(base_.anchor_value.data()));
+    }
+    LevelForm begin_level(unsigned l) {
+        const LevelMeta& m = h_.level[l];
+        const unsigned kept = static_cast<unsigned>(planes_[l].size());
+        codes_.reset(kept ? new LevelDecoder(h_, l, kept, planes_[l], static_cast<unsigned>(threads_)) : nullptr);
+        step_ = m.step;
+        return LevelForm{m.scheme, m.kinds, &base_.kind_bits[l]};
+    }
+    StepJobs begin_step(unsigned, const std::vector<CodeRange>& r) { return codes_ ? codes_->prepare(r) : StepJobs{}; }
+    void job(std::size_t j) { codes_->job(j); }
+    double visit(unsigned, std::uint64_t idx, std::uint64_t code, double pred) const {
+        if (bit(outliers_, idx)) return outlier_value(idx);
+        if (bit(base_.mask_bits, idx)) return pred;
+        const double q = codes_ ? static_cast<double>(decode_word(codes_->word(code), h_.coding)) : 0.0;
+        return pred + step_ * q;
+    }
+    Errc end_step(unsigned, const std::vector<CodeRange>& r) { return codes_ ? codes_->commit(r) : Errc::ok; }
+    Errc end_level(unsigned) {
+        codes_.reset();
+        return Errc::ok;
+    }
+    void rows_done(std::uint64_t r0, std::uint64_t r1, const RowRing& ring) {
+        const std::uint64_t R = ring.R;
+        const std::int64_t rows = static_cast<std::int64_t>(r1 - r0);
+#pragma omp parallel for num_threads(threads_) schedule(static)
+        for (std::int64_t i = 0; i < rows; ++i) {
+            const std::uint64_t t = r0 + static_cast<std::uint64_t>(i);
+            const double* w = ring.row(t);
+            std::uint8_t* o = out_ + t * R * sizeof(T);
+            for (std::uint64_t k = 0; k < R; ++k) mans::detail::store_le<T>(o + k * sizeof(T), to_element<T>(w[k]));
         }
     }
-    s->out.resize(static_cast<std::size_t>(n * sizeof(T)));
-    std::uint8_t* out = s->out.data();
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i)
-        mans::detail::store_le<T>(out + static_cast<std::uint64_t>(i) * sizeof(T), to_element<T>(work[i]));
+
+private:
+    double outlier_value(std::uint64_t idx) const {
+        const auto& ix = base_.outlier_index;
+        const std::size_t i = static_cast<std::size_t>(std::lower_bound(ix.begin(), ix.end(), idx) - ix.begin());
+        return static_cast<double>(load_le<T>(base_.outlier_values.data() + i * sizeof(T)));
+    }
+
+    const Header& h_;
+    const BaseData& base_;
+    const std::vector<std::vector<const std::uint8_t*>>& planes_;
+    std::uint8_t* out_;
+    int threads_;
+    std::vector<std::uint8_t> outliers_;  // bit per point
+    std::unique_ptr<LevelDecoder> codes_;  // of the level being swept
+    double step_ = 0;
+};
+
+}  // namespace
+
+// planes[l][b]: the stored bytes of plane b of level l, for the planes read.
+template <typename T>
+Errc Reader::Impl::reconstruct(const std::vector<std::vector<const std::uint8_t*>>& planes,
+                               std::vector<std::uint8_t>* out_bytes, int threads) {
+    const std::uint64_t n = h.grid.count;
+    out_bytes->resize(static_cast<std::size_t>(n * sizeof(T)));
+    std::uint8_t* out = out_bytes->data();
+    {
+        Rebuild<T> ops(h, base, planes, out, threads);
+        MANS_RETURN_IF_ERROR(Sweep<Rebuild<T>>(h.grid, h.levels, threads, ops).run());
+    }
     // Exactly kept values: masked (in point order), outliers, the anchor.
     std::size_t mi = 0;
     if (!base.mask_bits.empty())
         for (std::uint64_t i = 0; i < n; ++i)
-            if (flags[i] == kMasked) std::memcpy(out + i * sizeof(T), base.masked_values.data() + sizeof(T) * mi++, sizeof(T));
+            if (bit(base.mask_bits, i)) std::memcpy(out + i * sizeof(T), base.masked_values.data() + sizeof(T) * mi++, sizeof(T));
     for (std::size_t i = 0; i < base.outlier_index.size(); ++i)
         std::memcpy(out + base.outlier_index[i] * sizeof(T), base.outlier_values.data() + i * sizeof(T), sizeof(T));
     if (n && !base.anchor_value.empty()) std::memcpy(out, base.anchor_value.data(), sizeof(T));
+    return Errc::ok;
 }
 
-void Reader::Impl::reconstruct(Retrieval::State* s, int threads) {
-    if (h.type == FloatType::f32) reconstruct_typed<float>(s, threads);
-    else reconstruct_typed<double>(s, threads);
-}
-
+// *s changes only when every step succeeded (a failed refinement leaves it as it was).
 Errc Reader::Impl::run(const Target& target, Retrieval::State* s, bool fresh, int threads) {
     std::vector<std::uint32_t> prev(h.levels, 0);
     if (!fresh) prev = s->stats.planes;
@@ -291,24 +319,49 @@ Errc Reader::Impl::run(const Target& target, Retrieval::State* s, bool fresh, in
     MANS_RETURN_IF_ERROR(make_plan(h, model, target, prev, fixed, &plan));
     const std::uint64_t before = bytes_read;
     MANS_RETURN_IF_ERROR(load_base());
+    // The planes this step adds, read and verified.
+    std::vector<Retrieval::State::Piece> added(h.levels);
+    std::uint64_t plane_bytes = 0;
+    bool changed = fresh;
+    for (unsigned l = 0; l < h.levels; ++l) {
+        if (plan.planes[l] <= prev[l]) continue;
+        added[l].first_plane = prev[l];
+        MANS_RETURN_IF_ERROR(read_planes(l, prev[l], plan.planes[l], &added[l].bytes));
+        plane_bytes += added[l].bytes.size();
+        changed = true;
+    }
+    if (changed) {
+        std::vector<std::vector<const std::uint8_t*>> planes(h.levels);
+        for (unsigned l = 0; l < h.levels; ++l) {
+            auto add = [&](const Retrieval::State::Piece& p, unsigned end) {
+                for (unsigned b = p.first_plane; b < end; ++b)
+                    planes[l].push_back(p.bytes.data() + (h.plane_range_begin(l, b) - h.plane_range_begin(l, p.first_plane)));
+            };
+            if (!fresh)
+                for (std::size_t i = 0; i < s->pieces[l].size(); ++i) {
+                    const auto& p = s->pieces[l][i];
+                    add(p, i + 1 < s->pieces[l].size() ? s->pieces[l][i + 1].first_plane : prev[l]);
+                }
+            if (plan.planes[l] > prev[l]) add(added[l], plan.planes[l]);
+        }
+        std::vector<std::uint8_t> out;
+        MANS_RETURN_IF_ERROR(h.type == FloatType::f32 ? reconstruct<float>(planes, &out, threads)
+                                                      : reconstruct<double>(planes, &out, threads));
+        s->out.swap(out);
+    }
     if (fresh) {
         s->type = h.type;
         s->count = h.grid.count;
-        s->words.assign(h.levels, {});
-        for (unsigned l = 0; l < h.levels; ++l)  // levels without planes have only zero codes
-            s->words[l].assign(h.level[l].planes ? static_cast<std::size_t>(h.level[l].codes) : 0, 0);
+        s->pieces.assign(h.levels, {});
         s->owner = id;
         s->stats = RetrievalStats{};
         s->stats.bytes_read = h.header_bytes + h.base_bytes;
     }
-    bool changed = fresh;
-    for (unsigned l = 0; l < h.levels; ++l) {
-        if (plan.planes[l] <= prev[l]) continue;
-        MANS_RETURN_IF_ERROR(load_planes(l, prev[l], plan.planes[l], &s->words[l], threads));
-        s->stats.bytes_read += h.plane_range_bytes(l, prev[l], plan.planes[l]);
-        changed = true;
-    }
-    if (changed) reconstruct(s, threads);
+    for (unsigned l = 0; l < h.levels; ++l)
+        if (!added[l].bytes.empty() || plan.planes[l] > prev[l]) s->pieces[l].push_back(std::move(added[l]));
+    if (plan.complete)  // nothing left to refine
+        for (auto& p : s->pieces) std::vector<Retrieval::State::Piece>().swap(p);
+    s->stats.bytes_read += plane_bytes;
     s->stats.planes = plan.planes;
     s->stats.bytes_read_step = bytes_read - before;
     s->stats.max_abs_error_bound = plan.max_abs_error_bound;
@@ -402,11 +455,8 @@ Errc Reader::refine(Retrieval* r, const Target& target, int threads) noexcept {
     if (!impl_ || !r || !r->state() || !impl_->owns(*r->state()) || threads < 0 || threads > kMaxThreads)
         return Errc::invalid_argument;
     return mans::detail::errc_guard([&] {
-        // Work on a copy of the codes so that a failed refinement leaves *r intact.
-        Retrieval::State next = *r->state();
-        MANS_RETURN_IF_ERROR(impl_->run(target, &next, false, threads ? threads : omp_get_max_threads()));
-        *r->state() = std::move(next);
-        return Errc::ok;
+        // run() changes *r only once everything succeeded.
+        return impl_->run(target, r->state(), false, threads ? threads : omp_get_max_threads());
     });
 }
 
