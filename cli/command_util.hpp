@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -46,6 +47,21 @@ void flush_stdout(const char* what);
 // first bytes only; false when it cannot be read (the caller reports that)
 // or is not a regular file (a FIFO is read whole instead).
 bool file_is_prism_archive(const std::string& path);
+
+// Bytes left uninitialized: pages are touched (resident) only once written,
+// so a compress_bound-sized output costs memory only for what is used.
+struct RawBuffer {
+    std::unique_ptr<std::uint8_t[]> bytes;
+    std::size_t size = 0;
+    std::uint8_t* data() const { return bytes.get(); }
+};
+inline RawBuffer allocate_raw(std::size_t n, const std::string& what) {
+    RawBuffer b;
+    b.bytes.reset(new (std::nothrow) std::uint8_t[n ? n : 1]);
+    if (!b.bytes) throw CliError(kExitIo, "out of memory allocating " + std::to_string(n) + " bytes for " + what);
+    b.size = n;
+    return b;
+}
 
 template <typename T>
 std::vector<T> allocate(std::size_t n, const std::string& what) {

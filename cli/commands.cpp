@@ -268,9 +268,9 @@ int run_compress(const CompressOptions& o) {
     // 3. Compress (timed: the library call only).
     progress.start(src.size());
     progress.phase("compressing");
-    std::vector<std::uint8_t> dst = allocate<std::uint8_t>(mans::compress_bound(src.size()), "the output");
+    RawBuffer dst = allocate_raw(mans::compress_bound(src.size()), "the output");
     const auto t0 = Clock::now();
-    const mans::Result r = mans::compress(dst.data(), dst.size(), src.data(), src.size(), cfg);
+    const mans::Result r = mans::compress(dst.data(), dst.size, src.data(), src.size(), cfg);
     const double secs = seconds_since(t0);
     if (!r) {
         progress.stop();
@@ -284,7 +284,7 @@ int run_compress(const CompressOptions& o) {
         }
         throw CliError(code, msg);
     }
-    dst.resize(r.size);
+    dst.size = r.size;
 
     // 4. Verify in memory, before anything is written.
     RunStats s;
@@ -295,7 +295,7 @@ int run_compress(const CompressOptions& o) {
         dc.threads = o.threads;
         dc.backend = cfg.backend;
         dc.force_scalar = o.scalar;
-        const mans::Result d = mans::decompress(back.data(), back.size(), dst.data(), dst.size(), dc);
+        const mans::Result d = mans::decompress(back.data(), back.size(), dst.data(), dst.size, dc);
         if (!d) {
             progress.stop();
             throw CliError(kExitVerify,
@@ -316,10 +316,10 @@ int run_compress(const CompressOptions& o) {
     }
 
     // 5. Output (atomic).
-    write_with_progress(o.output, dst.data(), dst.size(), progress);
+    write_with_progress(o.output, dst.data(), dst.size, progress);
     progress.stop();
 
-    fill_run_stats(&s, "compress", o, in_shown, dtname, elements, src.size(), dst.size(), secs);
+    fill_run_stats(&s, "compress", o, in_shown, dtname, elements, src.size(), dst.size, secs);
     emit(s, o);
     return kExitOk;
 }
@@ -360,21 +360,21 @@ int run_decompress(const DecompressOptions& o) {
 
     progress.start(fi.raw_bytes);
     progress.phase("decompressing");
-    std::vector<std::uint8_t> dst = allocate<std::uint8_t>(static_cast<std::size_t>(fi.raw_bytes), "the output");
+    RawBuffer dst = allocate_raw(static_cast<std::size_t>(fi.raw_bytes), "the output");
     const auto t0 = Clock::now();
-    const mans::Result r = mans::decompress(dst.data(), dst.size(), src.data(), src.size(), cfg);
+    const mans::Result r = mans::decompress(dst.data(), dst.size, src.data(), src.size(), cfg);
     const double secs = seconds_since(t0);
     if (!r) {
         progress.stop();
         throw CliError(kExitIo, lib_error(in_shown, r.code));
     }
-    dst.resize(r.size);
+    dst.size = r.size;
 
-    write_with_progress(o.output, dst.data(), dst.size(), progress);
+    write_with_progress(o.output, dst.data(), dst.size, progress);
     progress.stop();
 
     RunStats s;
-    fill_run_stats(&s, "decompress", o, in_shown, dt ? dt : "?", fi.element_count, dst.size(), src.size(),
+    fill_run_stats(&s, "decompress", o, in_shown, dt ? dt : "?", fi.element_count, dst.size, src.size(),
                    secs);
     emit(s, o);
     return kExitOk;

@@ -57,7 +57,7 @@ std::size_t compress_bound(std::size_t src_bytes) noexcept {
 
 struct CompressContext::Impl {
     std::vector<BlockScratch> scratch;               // one per worker
-    std::vector<std::vector<std::uint8_t>> payloads;  // one per block
+    std::vector<std::vector<std::uint8_t>> payloads;  // one per block of a window
     std::vector<IndexEntry> index;
 };
 
@@ -98,35 +98,42 @@ Result CompressContext::compress(void* dst, std::size_t dst_cap, const void* src
 
         const std::uint64_t nblocks = h.block_count();
         Impl& im = *impl_;
-        im.payloads.resize(nblocks);
         im.index.resize(nblocks);
         const int workers = be->max_workers(cfg.threads);
         if (im.scratch.size() < static_cast<std::size_t>(workers)) im.scratch.resize(workers);
         const detail::RansKernels& kernels = be->kernels(cfg.force_scalar);
         const auto* bytes = static_cast<const std::uint8_t*>(src);
-
-        be->for_each_block(nblocks, cfg.threads, [&](std::size_t b, int worker) {
-            const std::size_t n = static_cast<std::size_t>(h.block_len(b));
-            const std::uint8_t* raw = bytes + h.block_first(b) * esize;
-            auto& out = im.payloads[b];
-            out.clear();
-            detail::encode_block(h.dtype, raw, n, kernels, im.scratch[worker], out);
-            im.index[b] = {static_cast<std::uint32_t>(out.size()), detail::checksum32(raw, n * esize)};
-        });
-
-        std::size_t total = h.prefix_bytes();
-        for (const auto& p : im.payloads) total += p.size();
-        if (total > dst_cap) return Result::fail(Errc::dst_too_small);
         auto* out = static_cast<std::uint8_t*>(dst);
-        detail::write_frame_prefix(h, im.index.data(), out);
-        std::size_t pos = h.prefix_bytes();
-        for (const auto& p : im.payloads) {
-            std::memcpy(out + pos, p.data(), p.size());
-            pos += p.size();
+        std::size_t pos = h.prefix_bytes();  // payloads follow the prefix, in block order
+        if (pos > dst_cap) return Result::fail(Errc::dst_too_small);
+
+        // Windows of blocks: coded in parallel, then copied to dst, so that
+        // only one window of payloads is held besides the caller's buffers.
+        // About 32 MiB of input per window, and a few blocks per worker.
+        const std::uint64_t block_bytes = std::uint64_t{h.block_elems} * esize;
+        const std::uint64_t window =
+            std::max<std::uint64_t>(4 * static_cast<std::uint64_t>(workers), (std::uint64_t{32} << 20) / block_bytes);
+        im.payloads.resize(static_cast<std::size_t>(std::min(window, nblocks)));
+        for (std::uint64_t first = 0; first < nblocks; first += window) {
+            const std::size_t count = static_cast<std::size_t>(std::min(window, nblocks - first));
+            be->for_each_block(count, cfg.threads, [&](std::size_t i, int worker) {
+                const std::uint64_t b = first + i;
+                const std::size_t n = static_cast<std::size_t>(h.block_len(b));
+                const std::uint8_t* raw = bytes + h.block_first(b) * esize;
+                auto& payload = im.payloads[i];
+                payload.clear();
+                detail::encode_block(h.dtype, raw, n, kernels, im.scratch[worker], payload);
+                im.index[b] = {static_cast<std::uint32_t>(payload.size()), detail::checksum32(raw, n * esize)};
+            });
+            for (std::size_t i = 0; i < count; ++i) {
+                const auto& p = im.payloads[i];
+                if (p.size() > dst_cap - pos) return Result::fail(Errc::dst_too_small);
+                std::memcpy(out + pos, p.data(), p.size());
+                pos += p.size();
+            }
         }
-        // Release per-block buffers of large inputs; keep small ones for reuse.
-        if (total > (64u << 20)) im.payloads.clear();
-        return {Errc::ok, total};
+        detail::write_frame_prefix(h, im.index.data(), out);
+        return {Errc::ok, pos};
     } catch (const std::bad_alloc&) {
         return Result::fail(Errc::out_of_memory);
     } catch (...) {
