@@ -4,7 +4,8 @@
 //   byte 0      selector: bit 0 = encode (else decode); bit 1 = structured
 //               config (else raw cd_values); bits 2..7 = structured: index
 //               of a persisted word to override (>= 15: none)
-//   structured  8 bytes: codec, dtype, rank, 4 dims, mode/flags; then a
+//   structured  8 bytes: codec, dtype, rank, 4 dims, mode/flags/bound/fill
+//               (bit 0 relative, bits 1-2 flags, 4-5 bound, 6-7 fill); then a
 //               4-byte override word (little-endian)
 //   raw         1 byte word count (mod 25), then 4 bytes per word
 //   rest        the chunk: decode input, or encode input (cut or zero-padded
@@ -48,7 +49,8 @@ inline mans_h5_config config_from(const std::uint8_t* b) {
     c.rank = 1 + b[2] % 4;
     for (std::uint32_t i = 0; i < c.rank; ++i) c.dims[i] = 1 + b[3 + i] % (c.rank == 1 ? 4096 : 40);
     c.flags = (b[7] >> 1) & MANS_H5_KNOWN_FLAGS;
-    if (c.flags & MANS_H5_FLAG_FILL) c.fill = -1e10;
+    static const double fills[] = {-1e10, NAN, -0.0, 1e300};  // a hostile writer's fills too
+    if (c.flags & MANS_H5_FLAG_FILL) c.fill = fills[b[7] >> 6];
     return c;
 }
 

@@ -24,6 +24,9 @@ int main(int argc, char** argv) {
         {1, 0, 1, 33, 17, 0, 0, 0x15},   // PRISM f32 2D, rel 1e-1
         {1, 1, 3, 3, 4, 5, 6, 0x24},     // PRISM f64 4D, abs 1, fill
         {1, 0, 0, 100, 0, 0, 0, 0x02},   // PRISM f32 1D, byteswap
+        {1, 0, 1, 30, 30, 0, 0, 0x45},   // PRISM f32 2D, rel, NaN fill
+        {1, 1, 0, 200, 0, 0, 0, 0x84},   // PRISM f64 1D, abs 1e-3, -0.0 fill
+        {1, 0, 2, 9, 9, 9, 0, 0xc4},     // PRISM f32 3D, fill 1e300 (beyond f32)
     };
     int written = 0;
     for (const auto& cfg : configs) {
@@ -32,7 +35,8 @@ int main(int argc, char** argv) {
         std::vector<std::uint8_t> chunk(raw);
         const std::size_t count = raw / c.element_size;
         for (std::size_t i = 0; i < count; ++i) {
-            const double v = 100 + 20 * std::sin(0.05 * double(i)) + (i % 7);
+            double v = 100 + 20 * std::sin(0.05 * double(i)) + (i % 7);
+            if (c.element_size == 8 && c.codec == MANS_H5_CODEC_PRISM && i % 11 == 0) v = 1.7e308;  // near DBL_MAX
             if (c.codec == MANS_H5_CODEC_PRISM && c.element_size == 4) {
                 float f = i == 3 ? NAN : (i == 5 && (c.flags & MANS_H5_FLAG_FILL)) ? -1e10f : float(v);
                 std::memcpy(&chunk[i * 4], &f, 4);

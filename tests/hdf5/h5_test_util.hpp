@@ -78,14 +78,26 @@ inline Id chunked_dcpl(const std::vector<hsize_t>& chunk, const std::function<he
     return dcpl;
 }
 
+inline std::string error_stack_text();
+
+// The error stack of the last failed write_dataset (closing ids clears it).
+inline std::string& last_error() {
+    static std::string text;
+    return text;
+}
+
 // Creates dataset `name` of file type `ftype` and writes `data` (memory type
-// `mtype`); returns false when any step fails.
+// `mtype`); returns false when any step fails, with last_error() set.
 inline bool write_dataset(hid_t file, const char* name, hid_t ftype, hid_t mtype, const std::vector<hsize_t>& dims,
                           hid_t dcpl, const void* data) {
+    last_error().clear();
     Id space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
     Id dset(H5Dcreate2(file, name, ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
-    if (!dset.ok()) return false;
-    return H5Dwrite(dset, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0;
+    if (!dset.ok() || H5Dwrite(dset, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0 || H5Dflush(dset) < 0) {
+        last_error() = error_stack_text();
+        return false;
+    }
+    return true;
 }
 
 // Reads a whole dataset as `mtype` into out (sized by the caller); false on error.

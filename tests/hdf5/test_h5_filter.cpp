@@ -515,6 +515,9 @@ TEST_CASE("chunk codec: user cd_values, persisted layout and read targets", "[h5
         }
     }
     CHECK(refused > 40);
+    p[9] = 5;  // a dimension word beyond rank 3 must stay 0
+    CHECK(mans_h5_decode_config(MANS_H5_CD_NVALUES, p, &d, &why) != 0);
+    p[9] = 0;
     CHECK(mans_h5_decode_config(MANS_H5_CD_NVALUES - 1, p, &d, &why) != 0);
     p[6] = p[7] = 1u << 20;  // 4 GiB+ chunk
     CHECK(mans_h5_decode_config(MANS_H5_CD_NVALUES, p, &d, &why) != 0);
@@ -528,4 +531,152 @@ TEST_CASE("chunk codec: user cd_values, persisted layout and read targets", "[h5
     CHECK((mans_h5_parse_read_target("bytes:4096", &t) == 0 && t.kind == 3));
     for (const char* bad : {"abs:", "abs:x", "abs:-1", "abs:1e999", "rel:nan", "abs 1", "ABS:1", "psnr:60dB"})
         CHECK(mans_h5_parse_read_target(bad, &t) != 0);
+}
+
+TEST_CASE("the filter must come first and once; optional use skips what it cannot take", "[h5]") {
+    REQUIRE(mans_h5_register() >= 0);
+    Id file = create_file(temp_path("pipeline"));
+    const std::vector<hsize_t> dims{1000}, chunk{250};
+    std::vector<float> v(1000);
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(std::sin(0.01 * double(i)));
+    // Shuffle (or deflate, fletcher32) before the filter would hand PRISM
+    // rearranged bytes or a different size: refused at H5Dcreate.
+    for (int before : {0, 1, 2}) {
+        Id dcpl = chunked_dcpl(chunk, nullptr);
+        if (before == 0) H5Pset_shuffle(dcpl);
+        if (before == 1) H5Pset_deflate(dcpl, 1);
+        if (before == 2) H5Pset_fletcher32(dcpl);
+        REQUIRE(mans_h5_set_error_bound(dcpl, MANS_H5_ABS, 1e-3) >= 0);
+        H5Eclear2(H5E_DEFAULT);
+        INFO("filter before mans: " << before);
+        CHECK_FALSE(write_dataset(file, ("before" + std::to_string(before)).c_str(), H5T_IEEE_F32LE,
+                                  H5T_NATIVE_FLOAT, dims, dcpl, v.data()));
+        CHECK(last_error().find("first filter") != std::string::npos);
+    }
+    // After it, they are fine.
+    {
+        Id dcpl = chunked_dcpl(chunk, bounded(MANS_H5_ABS, 1e-3));
+        H5Pset_fletcher32(dcpl);
+        REQUIRE(write_dataset(file, "after", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, dims, dcpl, v.data()));
+        std::vector<float> back(v.size());
+        REQUIRE(read_dataset(file, "after", H5T_NATIVE_FLOAT, back.data()));
+        check_lossy(v, back, dims, chunk, MANS_H5_ABS, 1e-3, {});
+    }
+    // A second setter call changes the settings; it does not add the filter twice.
+    {
+        Id dcpl = chunked_dcpl(chunk, lossless);
+        REQUIRE(mans_h5_set_error_bound(dcpl, MANS_H5_ABS, 0.05) >= 0);
+        CHECK(H5Pget_nfilters(dcpl) == 1);
+        REQUIRE(write_dataset(file, "twice", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, dims, dcpl, v.data()));
+        std::vector<float> back(v.size());
+        REQUIRE(read_dataset(file, "twice", H5T_NATIVE_FLOAT, back.data()));
+        check_lossy(v, back, dims, chunk, MANS_H5_ABS, 0.05, {});
+        CHECK(back != v);  // really the lossy mode of the second call
+    }
+    // Optional: a compound dataset is created and stored without the filter.
+    {
+        Id compound(H5Tcreate(H5T_COMPOUND, 8), H5Tclose);
+        H5Tinsert(compound, "a", 0, H5T_NATIVE_INT);
+        H5Tinsert(compound, "b", 4, H5T_NATIVE_FLOAT);
+        Id dcpl = chunked_dcpl(chunk, nullptr);
+        const unsigned cd[2] = {1, 0};
+        REQUIRE(H5Pset_filter(dcpl, MANS_H5_FILTER_ID, H5Z_FLAG_OPTIONAL, 2, cd) >= 0);
+        std::vector<std::uint64_t> rec(1000);
+        for (std::size_t i = 0; i < rec.size(); ++i) rec[i] = i * 0x100000001ull;
+        INFO(error_stack_text());
+        REQUIRE(write_dataset(file, "optional_compound", compound, compound, dims, dcpl, rec.data()));
+        std::vector<std::uint64_t> back(rec.size());
+        REQUIRE(read_dataset(file, "optional_compound", compound, back.data()));
+        CHECK(back == rec);
+        // ... and an optional filter on a float dataset still compresses it.
+        Id fdcpl = chunked_dcpl(chunk, nullptr);
+        unsigned fcd[4];
+        REQUIRE(H5Pset_filter(fdcpl, MANS_H5_FILTER_ID, H5Z_FLAG_OPTIONAL,
+                              mans_h5_user_cd_values(MANS_H5_ABS, 1e-3, fcd), fcd) >= 0);
+        REQUIRE(write_dataset(file, "optional_float", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, dims, fdcpl, v.data()));
+        Id mdcpl = chunked_dcpl(chunk, bounded(MANS_H5_ABS, 1e-3));
+        REQUIRE(write_dataset(file, "mandatory_float", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, dims, mdcpl, v.data()));
+        Id opt(H5Dopen2(file, "optional_float", H5P_DEFAULT), H5Dclose);
+        Id man(H5Dopen2(file, "mandatory_float", H5P_DEFAULT), H5Dclose);
+        CHECK(H5Dget_storage_size(opt) == H5Dget_storage_size(man));
+    }
+}
+
+TEST_CASE("non-IEEE floats are refused; NaN fills, f64 big-endian and huge values work", "[h5]") {
+    REQUIRE(mans_h5_register() >= 0);
+    Id file = create_file(temp_path("types"));
+    const std::vector<hsize_t> dims{600}, chunk{256};  // a partial edge chunk
+    Id odd(H5Tcopy(H5T_IEEE_F32LE), H5Tclose);
+    H5Tset_ebias(odd, 117);  // IEEE field positions, another exponent bias
+    std::vector<float> v(600);
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = 20.0f + static_cast<float>(std::cos(0.03 * double(i)));
+    {
+        Id dcpl = chunked_dcpl(chunk, bounded(MANS_H5_ABS, 1e-4));
+        H5Eclear2(H5E_DEFAULT);
+        CHECK_FALSE(write_dataset(file, "odd", odd, H5T_NATIVE_FLOAT, dims, dcpl, v.data()));
+        CHECK(last_error().find("IEEE-754") != std::string::npos);
+    }
+    // A NaN fill value (h5py and netCDF use it) is kept exactly like any NaN.
+    // (Chunks of 16K values: a PRISM archive has about 1 KB of header.)
+    const std::vector<hsize_t> ndims{40000}, nchunk{16384};
+    std::vector<float> with_nan(40000);
+    for (std::size_t i = 0; i < with_nan.size(); ++i)
+        with_nan[i] = i % 7 ? 20.0f + static_cast<float>(std::cos(0.003 * double(i))) : NAN;
+    for (mans_h5_mode mode : {MANS_H5_ABS, MANS_H5_REL}) {
+        std::vector<float> back;
+        const hsize_t stored = roundtrip("nan_fill", H5T_IEEE_F32LE, with_nan, ndims, nchunk, bounded(mode, 1e-3),
+                                         &back, std::numeric_limits<double>::quiet_NaN());
+        check_lossy(with_nan, back, ndims, nchunk, mode, 1e-3, {});
+        CHECK(stored < with_nan.size() * sizeof(float) / 2);  // compressed, not stored raw
+    }
+    // f64, big-endian, through PRISM.
+    const std::vector<double> sdo = read_shared_as<double>("sdo_aia171_128x128.f64");
+    std::vector<double> back;
+    roundtrip("f64be", H5T_IEEE_F64BE, sdo, {128, 128}, {50, 60}, bounded(MANS_H5_REL, 1e-4), &back);
+    check_lossy(sdo, back, {128, 128}, {50, 60}, MANS_H5_REL, 1e-4, {});
+    // Values near DBL_MAX: whatever the codec can do, the data comes back within bound.
+    std::vector<double> huge(600, 0.0);
+    for (std::size_t i = 0; i < huge.size(); i += 5) huge[i] = (i % 2 ? 1 : -1) * 1.7e308 * (0.5 + 0.5 * std::sin(double(i)));
+    huge[1] = NAN;
+    for (mans_h5_mode mode : {MANS_H5_ABS, MANS_H5_REL}) {
+        std::vector<double> hb;
+        roundtrip("huge", H5T_IEEE_F64LE, huge, dims, chunk, bounded(mode, 1e-3), &hb);
+        check_lossy(huge, hb, dims, chunk, mode, 1e-3, {});
+    }
+}
+
+TEST_CASE("a coarse read target never writes coarse data back; tiny byte budgets read the coarsest", "[h5]") {
+    const std::vector<float> t = read_shared_as<float>("echam5_t_17x96x192.f32");
+    const std::vector<hsize_t> dims{17, 96, 192}, chunk{17, 48, 96};
+    std::vector<float> back;
+    roundtrip("coarse_write", H5T_IEEE_F32LE, t, dims, chunk, bounded(MANS_H5_ABS, 1e-5), &back);
+    REQUIRE(mans_h5_set_read_target("abs:1") >= 0);
+    {
+        Id file(H5Fopen(temp_path("coarse_write").c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose);
+        Id dset(H5Dopen2(file, "x", H5P_DEFAULT), H5Dclose);
+        const hsize_t one = 1, at[3] = {0, 0, 0}, count[3] = {1, 1, 1};
+        Id fspace(H5Dget_space(dset), H5Sclose);
+        H5Sselect_hyperslab(fspace, H5S_SELECT_SET, at, nullptr, count, nullptr);
+        Id mspace(H5Screate_simple(1, &one, nullptr), H5Sclose);
+        const float x = 250.0f;
+        H5Eclear2(H5E_DEFAULT);
+        const herr_t w = H5Dwrite(dset, H5T_NATIVE_FLOAT, mspace, fspace, H5P_DEFAULT, &x);
+        const herr_t f = H5Dflush(dset);
+        CHECK((w < 0 || f < 0));  // refused, not re-encoded from coarse values
+        CHECK(error_stack_text().find("coarse read target") != std::string::npos);
+    }
+    REQUIRE(mans_h5_set_read_target("bytes:1") >= 0);  // below any chunk's minimum: the coarsest retrieval
+    {
+        Id file = open_file(temp_path("coarse_write"));
+        std::vector<float> coarse(t.size());
+        INFO(error_stack_text());
+        CHECK(read_dataset(file, "x", H5T_NATIVE_FLOAT, coarse.data()));
+    }
+    REQUIRE(mans_h5_set_read_target("full") >= 0);
+    Id file = open_file(temp_path("coarse_write"));
+    std::vector<float> again(t.size());
+    REQUIRE(read_dataset(file, "x", H5T_NATIVE_FLOAT, again.data()));
+    std::vector<float> expect = back;
+    CHECK((again == expect || (again[0] == 250.0f && std::equal(again.begin() + 1, again.end(), expect.begin() + 1))));
+    REQUIRE(mans_h5_set_read_target(nullptr) >= 0);
 }

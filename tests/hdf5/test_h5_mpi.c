@@ -85,9 +85,11 @@ static void my_rows(const field* f, int whole_chunks, hsize_t* first, hsize_t* r
 static hid_t slab(hid_t space, const field* f, hsize_t first, hsize_t rows) {
     hsize_t start[3] = {first, 0, 0}, count[3];
     for (int d = 0; d < f->rank; ++d) count[d] = d == 0 ? rows : f->dims[d];
-    if (rows == 0) {
+    if (rows == 0) { /* this rank takes part with an empty selection */
         H5Sselect_none(space);
-        return H5Screate(H5S_NULL) < 0 ? -1 : H5Scopy(space);  /* both select nothing */
+        const hid_t mem = H5Scopy(space);
+        if (mem >= 0) H5Sselect_none(mem);
+        return mem;
     }
     H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL);
     return H5Screate_simple(f->rank, count, NULL);

@@ -2,6 +2,7 @@
  * (mans/mans.h, mans/prism.h). */
 #include "chunk_codec.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -144,6 +145,10 @@ int mans_h5_decode_config(size_t n, const unsigned int* cd, mans_h5_config* c, c
             *why = "cd_values give a zero chunk dimension";
             return 1;
         }
+        if (i >= c->rank && cd[6 + i] != 0) {
+            *why = "cd_values give a dimension beyond the rank";
+            return 1;
+        }
     }
     if (!valid_mode(c->mode) || !valid_bound(c->mode, c->bound) ||
         (c->codec == MANS_H5_CODEC_PRISM && c->mode == MANS_H5_LOSSLESS)) {
@@ -246,8 +251,12 @@ static mans_status encode_prism(const mans_h5_config* c, const void* src, size_t
      * value range, which is then the range of the chunk's real data. */
     double fills[2];
     size_t nfill = 0;
-    if (c->flags & MANS_H5_FLAG_FILL) fills[nfill++] = c->fill;
-    if (c->mode == MANS_H5_REL && !(nfill == 1 && fills[0] == 0)) fills[nfill++] = 0.0;
+    /* Only a fill the element type can hold (NaN and Inf are kept anyway). */
+    const double max = c->dtype == MANS_PRISM_F32 ? FLT_MAX : DBL_MAX;
+    if ((c->flags & MANS_H5_FLAG_FILL) && isfinite(c->fill) && fabs(c->fill) <= max) fills[nfill++] = c->fill;
+    const double zero = 0.0; /* +0.0 by bits: a -0.0 fill is another value */
+    if (c->mode == MANS_H5_REL && !(nfill == 1 && memcmp(&fills[0], &zero, sizeof zero) == 0))
+        fills[nfill++] = zero;
     p.fill_values = nfill ? fills : NULL;
     p.fill_count = nfill;
     return mans_prism_compress(src, n, &p, out, out_size);
@@ -275,10 +284,13 @@ mans_status mans_h5_encode_chunk(const mans_h5_config* c, const void* src, size_
     mans_status s = c->codec == MANS_H5_CODEC_PRISM ? encode_prism(c, le, n, &coded, &coded_size)
                                                     : encode_mans(c, le, n, &coded, &coded_size);
     free(swapped);
-    if (s != MANS_OK) {
+    if (s == MANS_ERR_OUT_OF_MEMORY) {
         set_msg(msg, msg_cap, "compressing a chunk failed: %s (%s)", mans_status_message(s), mans_status_name(s));
         return s;
     }
+    /* Any other codec failure (values PRISM cannot quantize, e.g. near
+     * DBL_MAX) keeps the data as it is: a raw chunk is always valid. */
+    if (s != MANS_OK) coded = NULL, coded_size = n;
     if (coded_size < n) { /* malloc'd by either codec: the caller frees with free() */
         *out = coded;
         *out_size = coded_size;
@@ -328,9 +340,12 @@ static mans_status decode_prism(const mans_h5_config* c, const mans_h5_read_targ
     if (s == MANS_OK) {
         const int kind = target ? target->kind : MANS_PRISM_TARGET_FULL;
         s = mans_prism_retrieve(r, (mans_prism_target)kind, target ? target->value : 0, 0, &x);
-        /* A target finer than the archive gets everything the archive has. */
+        /* A bound finer than the archive gets everything the archive has; a
+         * byte budget below the chunk's smallest retrieval gets that one. */
         if (s == MANS_ERR_TARGET_UNREACHABLE && kind != MANS_PRISM_TARGET_BYTES)
             s = mans_prism_retrieve(r, MANS_PRISM_TARGET_FULL, 0, 0, &x);
+        else if (s == MANS_ERR_TARGET_UNREACHABLE)
+            s = mans_prism_retrieve(r, MANS_PRISM_TARGET_BYTES, (double)(info.header_bytes + info.base_bytes), 0, &x);
     }
     if (s == MANS_OK) {
         if (mans_prism_result_size(x) == raw) memcpy(dst, mans_prism_result_data(x), raw);

@@ -11,6 +11,7 @@
  */
 #include "h5filter_class.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -77,10 +78,10 @@ static int describe_dataset(hid_t dcpl, hid_t type, uint32_t mode, mans_h5_confi
             default: *why = "the mans filter takes integers of 1, 2, 4 or 8 bytes"; return 0;
         }
     } else if (cls == H5T_FLOAT) {
-        size_t spos, epos, esize, mpos, msize;
-        if (H5Tget_fields(type, &spos, &epos, &esize, &mpos, &msize) < 0) return -1;
-        const int ieee32 = size == 4 && spos == 31 && epos == 23 && esize == 8 && mpos == 0 && msize == 23;
-        const int ieee64 = size == 8 && spos == 63 && epos == 52 && esize == 11 && mpos == 0 && msize == 52;
+        /* Exactly IEEE-754 binary32/64 (field positions alone would let a
+         * type with another exponent bias or normalisation through). */
+        const int ieee32 = H5Tequal(type, H5T_IEEE_F32LE) > 0 || H5Tequal(type, H5T_IEEE_F32BE) > 0;
+        const int ieee64 = H5Tequal(type, H5T_IEEE_F64LE) > 0 || H5Tequal(type, H5T_IEEE_F64BE) > 0;
         if (!ieee32 && !ieee64) {
             *why = "the mans filter takes IEEE-754 float and double";
             return 0;
@@ -124,60 +125,102 @@ static int describe_dataset(hid_t dcpl, hid_t type, uint32_t mode, mans_h5_confi
     return 1;
 }
 
+/* The filter must come first in the pipeline: a filter before it changes
+ * the bytes (shuffle, nbit, scale-offset: PRISM would code them as values)
+ * or the size (deflate, fletcher32) of what it is handed. It must also be
+ * there only once. 0 if so, else why is set. */
+static int check_pipeline(hid_t dcpl, const char** why) {
+    const int n = H5Pget_nfilters(dcpl);
+    if (n < 0) return -1;
+    int seen = 0;
+    for (int i = 0; i < n; ++i) {
+        unsigned int flags = 0, cd[1];
+        size_t ncd = 0;
+        char name[8];
+        const H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, sizeof name, name, NULL);
+        if (id < 0) return -1;
+        if (id != MANS_H5_FILTER_ID) continue;
+        if (i != 0) {
+            *why = "the mans filter must be the first filter of the pipeline (before shuffle, deflate, fletcher32, ...)";
+            return 1;
+        }
+        if (++seen > 1) {
+            *why = "the mans filter is in the pipeline twice";
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Mode and bound of the filter as set on dcpl (user or persisted form). */
-static int read_user_values(hid_t dcpl, unsigned int* filter_flags, uint32_t* mode, double* bound) {
+static int read_user_values(hid_t dcpl, const char* func, unsigned int* filter_flags, uint32_t* mode,
+                            double* bound) {
     unsigned int cd[64];
-    size_t n = sizeof cd / sizeof cd[0];
+    size_t n = sizeof cd / sizeof cd[0]; /* in: room; out: how many the filter has */
     if (H5Pget_filter_by_id2(dcpl, MANS_H5_FILTER_ID, filter_flags, &n, cd, 0, NULL, NULL) < 0) {
-        push_error("set_local", "the mans filter is not in this dataset's pipeline");
+        push_error(func, "the mans filter is not in this dataset's pipeline");
         return -1;
     }
     if (n > sizeof cd / sizeof cd[0]) {
-        push_error("set_local", "too many cd_values (%zu) for the mans filter", n);
+        push_error(func, "too many cd_values (%zu) for the mans filter", n);
         return -1;
     }
     const char* why = NULL;
     if (mans_h5_parse_user_values(n, cd, mode, bound, &why) != 0) {
-        push_error("set_local", "%s", why);
+        push_error(func, "%s", why);
         return -1;
     }
     return 0;
+}
+
+/* Whether the filter can take this dataset: 1 yes, 0 no (why set), -1 an
+ * HDF5 call failed. Fills c for set_local. */
+static int usable_for(hid_t dcpl, hid_t type, const char* func, unsigned int* filter_flags, mans_h5_config* c,
+                      const char** why) {
+    uint32_t mode = 0;
+    double bound = 0;
+    if (read_user_values(dcpl, func, filter_flags, &mode, &bound) < 0) return -1;
+    const int pipeline = check_pipeline(dcpl, why);
+    if (pipeline != 0) return pipeline < 0 ? -1 : 0;
+    const int usable = describe_dataset(dcpl, type, mode, c, why);
+    c->bound = bound;
+    return usable;
 }
 
 static htri_t can_apply(hid_t dcpl, hid_t type, hid_t space) {
     (void)space;
     if (dcpl < 0 || type < 0) return 0; /* group heaps and the like */
     unsigned int filter_flags = 0;
-    uint32_t mode = 0;
-    double bound = 0;
-    if (read_user_values(dcpl, &filter_flags, &mode, &bound) < 0) return -1;
     mans_h5_config c;
     const char* why = NULL;
-    const int usable = describe_dataset(dcpl, type, mode, &c, &why);
-    if (usable == 0) push_error("can_apply", "%s", why);
+    const int usable = usable_for(dcpl, type, "can_apply", &filter_flags, &c, &why);
+    /* An optional filter that cannot apply is skipped by HDF5: no error. */
+    if (usable == 0 && !(filter_flags & H5Z_FLAG_OPTIONAL)) push_error("can_apply", "%s", why);
     return usable > 0 ? 1 : usable;
 }
 
 static herr_t set_local(hid_t dcpl, hid_t type, hid_t space) {
     (void)space;
     unsigned int filter_flags = 0;
-    uint32_t mode = 0;
-    double bound = 0;
-    if (read_user_values(dcpl, &filter_flags, &mode, &bound) < 0) return -1;
     mans_h5_config c;
     const char* why = NULL;
-    const int usable = describe_dataset(dcpl, type, mode, &c, &why);
-    if (usable <= 0) {
-        if (usable == 0) push_error("set_local", "%s", why);
+    const int usable = usable_for(dcpl, type, "set_local", &filter_flags, &c, &why);
+    if (usable < 0) return -1;
+    if (usable == 0) {
+        /* HDF5 calls set_local for an optional filter that can_apply refused;
+         * it stays unconfigured and every chunk is then stored without it. */
+        if (filter_flags & H5Z_FLAG_OPTIONAL) return 0;
+        push_error("set_local", "%s", why);
         return -1;
     }
-    c.bound = bound;
     if (c.codec == MANS_H5_CODEC_PRISM) {
         H5D_fill_value_t fill_status;
         if (H5Pfill_value_defined(dcpl, &fill_status) < 0) return -1;
         if (fill_status == H5D_FILL_VALUE_USER_DEFINED) {
             if (H5Pget_fill_value(dcpl, H5T_NATIVE_DOUBLE, &c.fill) < 0) return -1;
-            c.flags |= MANS_H5_FLAG_FILL;
+            /* NaN and Inf are kept exactly anyway; PRISM takes finite fills. */
+            if (isfinite(c.fill)) c.flags |= MANS_H5_FLAG_FILL;
+            else c.fill = 0;
         }
     }
     unsigned int cd[MANS_H5_CD_NVALUES];
@@ -237,12 +280,24 @@ static size_t filter(unsigned int flags, size_t cd_nelmts, const unsigned int cd
     void* out = NULL;
     size_t out_size = 0;
     mans_status s;
+    mans_h5_read_target target;
+    if (current_read_target(&target) < 0) return 0;
     if (flags & H5Z_FLAG_REVERSE) {
-        mans_h5_read_target target;
-        if (current_read_target(&target) < 0) return 0;
+        if ((uint64_t)nbytes == mans_h5_chunk_bytes(&c)) return nbytes; /* stored raw: nothing to do */
         s = mans_h5_decode_chunk(&c, &target, *buf, nbytes, &out, &out_size, msg, sizeof msg);
     } else {
+        /* With a coarse read target, a chunk HDF5 reads back to update it
+         * would be re-encoded from the coarse values: refuse to write. */
+        if (target.kind != MANS_PRISM_TARGET_FULL) {
+            push_error("filter", "encode: a coarse read target is set (MANS_H5_READ_TARGET or "
+                                 "mans_h5_set_read_target); refusing to write data decoded from it");
+            return 0;
+        }
         s = mans_h5_encode_chunk(&c, *buf, nbytes, &out, &out_size, msg, sizeof msg);
+        if (s == MANS_OK && out_size == nbytes) { /* stored raw: the buffer already holds it */
+            free(out);
+            return nbytes;
+        }
     }
     if (s != MANS_OK) {
         push_error("filter", "%s %s", flags & H5Z_FLAG_REVERSE ? "decode:" : "encode:", msg);
@@ -277,8 +332,9 @@ const H5Z_class2_t mans_h5_filter_class[1] = {{
 /* ---- link-in API -------------------------------------------------------- */
 
 herr_t mans_h5_register(void) {
-    const htri_t known = H5Zfilter_avail(MANS_H5_FILTER_ID);
-    if (known > 0) return 0;
+    /* Always our own class: H5Zfilter_avail would load a plugin of the same
+     * ID from HDF5_PLUGIN_PATH instead (whose read target this process's
+     * mans_h5_set_read_target cannot reach). Registering again replaces. */
     if (H5Zregister(mans_h5_filter_class) < 0) {
         push_error("mans_h5_register", "H5Zregister failed for filter %d", MANS_H5_FILTER_ID);
         return -1;
@@ -295,6 +351,18 @@ static herr_t set_filter(hid_t dcpl, mans_h5_mode mode, double bound) {
     const char* why = NULL;
     if (mans_h5_parse_user_values(n, cd, &parsed_mode, &parsed_bound, &why) != 0) {
         push_error("mans_h5_set_error_bound", "%s", why);
+        return -1;
+    }
+    /* A second call changes the settings rather than adding the filter twice. */
+    unsigned int old_flags = 0, old_cd[1];
+    size_t old_n = 0;
+    herr_t present = -1;
+    H5E_BEGIN_TRY { /* absent is the usual case, not an error to report */
+        present = H5Pget_filter_by_id2(dcpl, MANS_H5_FILTER_ID, &old_flags, &old_n, old_cd, 0, NULL, NULL);
+    } H5E_END_TRY;
+    if (present >= 0) {
+        if (H5Pmodify_filter(dcpl, MANS_H5_FILTER_ID, H5Z_FLAG_MANDATORY, n, cd) >= 0) return 0;
+        push_error("mans_h5_set_error_bound", "H5Pmodify_filter failed");
         return -1;
     }
     if (H5Pset_filter(dcpl, MANS_H5_FILTER_ID, H5Z_FLAG_MANDATORY, n, cd) < 0) {

@@ -16,10 +16,14 @@
 
 #include "mans/h5_params.h"
 
+/* Exported from libmans_hdf5; the plugin builds with MANS_H5_API defined
+ * empty, so that it exports only HDF5's two entry points. */
+#ifndef MANS_H5_API
 #if defined(__GNUC__)
 #define MANS_H5_API __attribute__((visibility("default")))
 #else
 #define MANS_H5_API
+#endif
 #endif
 
 #ifdef __cplusplus
