@@ -200,7 +200,8 @@ Selection Encoder<T>::select(unsigned level, double eb) {
                             ++cnt;
                         }
                         const double e = std::fabs(xv - pred / cnt) * inv;
-                        return static_cast<std::uint64_t>(std::min(e, 1e4) * 16.0);
+                        // NaN (inf - inf near DBL_MAX) counts as the worst cost.
+                        return static_cast<std::uint64_t>((e < 1e4 ? e : 1e4) * 16.0);
                     };
                     const int t = omp_get_thread_num();
                     const std::uint64_t blk = blocks_.block_of(c);
