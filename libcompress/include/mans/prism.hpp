@@ -175,8 +175,8 @@ public:
 
     // Reads and validates the preamble and header (one or two reads).
     // A valid archive of a few hundred bytes may describe a huge constant
-    // grid; a retrieval needs about 13 bytes per value (double
-    // reconstruction, codes, flags, output), so check info().count before
+    // grid; a retrieval needs the output plus about 8 / 2^rank + 0.25 bytes
+    // per value (docs/PERFORMANCE.md), so check info().count before
     // retrieving from an untrusted source.
     static Errc open(std::unique_ptr<Source> source, Reader* out) noexcept;
 

@@ -17,7 +17,9 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <new>
+#include <utility>
 
 #include "core/byte_io.hpp"
 #include "core/frame.hpp"
@@ -122,10 +124,34 @@ std::unique_ptr<Source> callback_source(std::uint64_t size, ReadAt read_at) {
 
 // ---------------------------------------------------------------- Retrieval
 
+namespace {
+
+// Leaves the bytes of resize() uninitialized: the output's pages become
+// resident only as its rows are written (while the sweep's half-grid values
+// are released), not all at once.
+template <typename T>
+struct DefaultInit : std::allocator<T> {
+    template <typename U>
+    struct rebind {
+        using other = DefaultInit<U>;
+    };
+    template <typename U>
+    void construct(U* p) noexcept {
+        ::new (static_cast<void*>(p)) U;
+    }
+    template <typename U, typename... A>
+    void construct(U* p, A&&... a) {
+        ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+    }
+};
+using OutBytes = std::vector<std::uint8_t, DefaultInit<std::uint8_t>>;
+
+}  // namespace
+
 struct Retrieval::State {
     FloatType type = FloatType::f32;
     std::uint64_t count = 0;
-    std::vector<std::uint8_t> out;  // count values of type
+    OutBytes out;  // count values of type
     // Per level: the stored bytes of the planes read so far, in pieces of
     // consecutive planes (one per step); empty once complete.
     struct Piece {
@@ -188,7 +214,7 @@ struct Reader::Impl {
     Errc load_base();
     Errc read_planes(unsigned l, unsigned b0, unsigned b1, std::vector<std::uint8_t>* buf);
     template <typename T>
-    Errc reconstruct(const std::vector<std::vector<const std::uint8_t*>>& planes, std::vector<std::uint8_t>* out,
+    Errc reconstruct(const std::vector<std::vector<const std::uint8_t*>>& planes, OutBytes* out,
                      int threads);
     Errc run(const Target& target, Retrieval::State* s, bool fresh, int threads);
 };
@@ -291,7 +317,7 @@ private:
 // planes[l][b]: the stored bytes of plane b of level l, for the planes read.
 template <typename T>
 Errc Reader::Impl::reconstruct(const std::vector<std::vector<const std::uint8_t*>>& planes,
-                               std::vector<std::uint8_t>* out_bytes, int threads) {
+                               OutBytes* out_bytes, int threads) {
     const std::uint64_t n = h.grid.count;
     out_bytes->resize(static_cast<std::size_t>(n * sizeof(T)));
     std::uint8_t* out = out_bytes->data();
@@ -344,7 +370,7 @@ Errc Reader::Impl::run(const Target& target, Retrieval::State* s, bool fresh, in
                 }
             if (plan.planes[l] > prev[l]) add(added[l], plan.planes[l]);
         }
-        std::vector<std::uint8_t> out;
+        OutBytes out;
         MANS_RETURN_IF_ERROR(h.type == FloatType::f32 ? reconstruct<float>(planes, &out, threads)
                                                       : reconstruct<double>(planes, &out, threads));
         s->out.swap(out);

@@ -21,6 +21,10 @@
 #pragma once
 
 #include <omp.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -40,6 +44,23 @@ namespace mans::detail::prism {
 inline std::atomic<std::uint64_t>& sweep_step_codes() {
     static std::atomic<std::uint64_t> codes{std::uint64_t{1} << 21};
     return codes;
+}
+
+// Hands the whole pages inside [begin, end) back to the system: their
+// contents are not needed again (Linux; elsewhere nothing happens).
+// Returns where the released pages end (where the next call may start).
+inline const double* release_pages(const double* begin, const double* end) {
+#if defined(__linux__)
+    static const std::uintptr_t page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+    const std::uintptr_t a = (reinterpret_cast<std::uintptr_t>(begin) + page - 1) / page * page;
+    const std::uintptr_t b = reinterpret_cast<std::uintptr_t>(end) / page * page;
+    if (b <= a) return begin;
+    madvise(reinterpret_cast<void*>(a), b - a, MADV_DONTNEED);
+    return reinterpret_cast<const double*>(b);
+#else
+    (void)end;
+    return begin;
+#endif
 }
 
 // How the sweep predicts a level (scheme and stencil kinds).
@@ -208,10 +229,11 @@ private:
         axis_ = A;
         const std::uint64_t R = g_.stride[A], rows = g_.n[A];
         // Batches of S rows; the ring holds rows [done - 3, done + S + 3).
-        // About N / 32 points per batch (a few % of memory), at most a step.
+        // At most about N / 32 points per batch (a few % of memory) and a
+        // step; at least 2 rows (the ring is a power of two >= 8 rows).
         const std::uint64_t batch = std::min(step_codes_, std::max(step_codes_ / 32, g_.count / 32));
         std::uint64_t K = 8;
-        while (K - 6 < std::max<std::uint64_t>(2, batch / R)) K <<= 1;
+        while (2 * K - 6 <= batch / R) K <<= 1;
         const std::uint64_t S = K - 6, mask = K - 1;
         std::vector<double> ring(static_cast<std::size_t>(std::min(K, rows) * R));
         double* ring_p = ring.data();
@@ -260,6 +282,7 @@ private:
         auto even_box = [&](const Box& b) { return b.step[A] == 2 && b.start[A] % 2 == 0; };
 
         std::uint64_t done = 0, ahead_done = 0;
+        const double* w2_free = w2_.data();  // pages of w2_ below are released
         while (done < rows) {
             const std::uint64_t hi = std::min(rows, done + S);
             const std::uint64_t ahead = std::min(rows, hi + 3);  // odd rows < hi read even rows < hi + 3
@@ -271,6 +294,9 @@ private:
                 MANS_RETURN_IF_ERROR(step(l, g, items, point));
             }
             ahead_done = ahead;
+            // The 2-lattice rows below are in the ring now and never read
+            // again: their memory goes to the output / the archive instead.
+            w2_free = release_pages(w2_free, w2_.data() + (ahead_done + 1) / 2 * g2_.stride[A]);
             for (const Pass& p : passes) {  // then odd-row and all-row boxes over [done, hi)
                 std::vector<Item> items;
                 for (const Box& b : p.boxes)
