@@ -26,6 +26,7 @@ targets=(
   "block      280000 65536"
   "roundtrip    4800  8192"   # each run compresses twice and decompresses
   "prism       35000 65536"
+  "h5filter     2000 65536"   # the HDF5 filter callback (built with HDF5); PRISM encodes + decodes
 )
 selected="${MANS_FUZZ_TARGETS:-}"
 
@@ -43,9 +44,12 @@ if [ ${#binaries[@]} -eq 0 ]; then
   echo "run-fuzzers: MANS_FUZZ_TARGETS='$selected' names no target" >&2
   exit 1
 fi
-cmake --build "$build" -j"$(nproc)" --target "${binaries[@]}" mans_fuzz_seeds
+seed_tools=(mans_fuzz_seeds)
+[[ " ${binaries[*]} " == *" fuzz_h5filter "* ]] && seed_tools+=(mans_h5_fuzz_seeds)
+cmake --build "$build" -j"$(nproc)" --target "${binaries[@]}" "${seed_tools[@]}"
 seeds="$build/fuzz-seeds"
-rm -rf "$seeds" && "$build/tests/fuzz/mans_fuzz_seeds" "$seeds"
+rm -rf "$seeds"
+for tool in "${seed_tools[@]}"; do "$build/tests/fuzz/$tool" "$seeds" >/dev/null; done
 mkdir -p "$build/fuzz-artifacts"
 summary="$build/fuzz-artifacts/summary.txt"
 : >"$summary"
