@@ -22,10 +22,14 @@ using Clock = std::chrono::steady_clock;
 // "<path>: <message> (<MANS_ERR_...>)"
 std::string lib_error(const std::string& shown, mans::Errc e);
 
-// "auto" | "cpu"; cuda/hip -> CliError(kExitIo), anything else -> kExitUsage.
+// "auto" | "cpu" | "cuda" | "hip"; anything else -> CliError(kExitUsage).
 mans::Backend parse_backend(const std::string& name);
-// Backend and kernels as the library resolves them ("cpu (avx2)").
-std::string backend_label(bool scalar);
+// parse_backend(), then CliError(kExitIo) with the library's reason when the
+// backend cannot run op here (a GPU module missing, no device, no kernel).
+mans::Backend require_backend(const std::string& name, mans::Operation op);
+// The library's one-line report: backend and kernels, and why GPU backends
+// are not used ("cpu (avx2); cuda: libmans_backend_cuda.so not found; ...").
+std::string backend_label(const std::string& name, mans::Operation op, bool scalar);
 // --threads 0 -> the OpenMP thread count the library will use.
 int resolve_threads(int requested);
 double seconds_since(Clock::time_point t0);

@@ -35,14 +35,20 @@ mans::Backend parse_backend(const std::string& name) {
     std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
     if (n == "auto") return mans::Backend::automatic;
     if (n == "cpu") return mans::Backend::cpu;
-    // Backends of the project that this build (and this API version) does not have.
-    if (n == "cuda" || n == "hip")
-        throw CliError(kExitIo, "backend '" + name + "' is not available in this build");
+    if (n == "cuda") return mans::Backend::cuda;
+    if (n == "hip") return mans::Backend::hip;
     throw CliError(kExitUsage, "unknown backend '" + name + "' (expected auto, cpu, cuda or hip)");
 }
 
-std::string backend_label(bool scalar) {
-    return mans::backend_description(mans::Backend::automatic, scalar);
+mans::Backend require_backend(const std::string& name, mans::Operation op) {
+    const mans::Backend b = parse_backend(name);
+    if (mans::backend_status(b, op) != mans::Errc::ok)
+        throw CliError(kExitIo, "backend '" + name + "' is unavailable: " + mans::backend_report(b, op));
+    return b;
+}
+
+std::string backend_label(const std::string& name, mans::Operation op, bool scalar) {
+    return mans::backend_report(parse_backend(name), op, scalar);
 }
 
 int resolve_threads(int requested) { return requested > 0 ? requested : omp_get_max_threads(); }
@@ -139,7 +145,9 @@ void fill_run_stats(RunStats* s, const char* command, const CommonOptions& o, co
     s->compressed_bytes = compressed_bytes;
     s->seconds = seconds;
     s->threads = resolve_threads(o.threads);
-    s->backend = backend_label(o.scalar);
+    const bool compressing = std::strcmp(command, "compress") == 0;
+    s->backend = backend_label(o.backend, compressing ? mans::Operation::compress : mans::Operation::decompress,
+                               o.scalar);
 }
 
 void emit(const RunStats& s, const CommonOptions& o) {
@@ -234,7 +242,8 @@ int run_compress(const CompressOptions& o) {
                                        "compression; f32 or f64 with --error-bound for lossy)");
     const std::size_t esize = mans::dtype_size(cfg.dtype);
     const std::string dtname = mans::dtype_name(cfg.dtype);
-    cfg.backend = parse_backend(o.backend);
+    cfg.backend = require_backend(o.backend, mans::Operation::compress);
+    if (o.verify) require_backend(o.backend, mans::Operation::decompress);
     cfg.threads = o.threads;
     cfg.force_scalar = o.scalar;
     if (!o.dims.empty()) cfg.rank = parse_dims(o.dims, cfg.dims);
@@ -348,6 +357,7 @@ int run_decompress(const DecompressOptions& o) {
         return run_prism_decompress(o, &src);
     }
     reject_lossy_options();
+    require_backend(o.backend, mans::Operation::decompress);
     mans::FrameInfo fi{};
     if (mans::Errc e = mans::get_frame_info(src.data(), src.size(), &fi); e != mans::Errc::ok) {
         progress.stop();

@@ -11,7 +11,7 @@
 // before parsing, see sz_args.hpp.
 //
 // Exit codes: 0 ok; 1 usage error; 2 I/O, format or unusable-input error (also a
-// backend that exists in the project but not in this build, and a retrieval
+// forced backend that is unavailable here, and a retrieval
 // target the archive cannot reach); 3 --verify / --original check failed.
 #include <CLI/CLI.hpp>
 
@@ -33,7 +33,8 @@ void add_common(CLI::App* sub, mans_cli::CommonOptions& o) {
     sub->add_option("-o,--output", o.output, "Output file (written atomically), '-' for stdout")->required();
     sub->add_option("--threads", o.threads, "Worker threads, 0 = all (never changes the output)")
         ->check(CLI::Range(0, 65536));
-    sub->add_option("--backend", o.backend, "auto or cpu (cuda, hip: not in this build)");
+    sub->add_option("--backend", o.backend, "auto, cpu, cuda or hip (GPU modules are loaded at run time; "
+                                       "a forced one that is unavailable fails with the reason)");
     sub->add_flag("--scalar", o.scalar, "Disable SIMD kernels (output is identical)");
     sub->add_flag("--stats", o.stats, "Print a one-line summary on stderr");
     sub->add_flag("--json", o.json, "Print a JSON summary on stdout (stderr when -o -)");

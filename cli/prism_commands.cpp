@@ -214,7 +214,7 @@ int run_prism_compress(const CompressOptions& o) {
                                        " is compressed lossily (PRISM) and needs an error bound: "
                                        "--error-bound E [--rel], or SZ-style -M ABS -A E / -M REL -R E");
     if (!o.block_size.empty()) throw CliError(kExitUsage, "--block-size applies to lossless (integer) compression only");
-    parse_backend(o.backend);  // cuda/hip: not in this build (exit 2); PRISM runs on the CPU
+    require_backend(o.backend, mans::Operation::prism_compress);  // exit 2 with the reason
     cfg.error_bound = parse_bound(o.error_bound, "--error-bound");
     cfg.mode = o.rel ? prism::ErrorMode::relative : prism::ErrorMode::absolute;
     cfg.planes = parse_planes(o.planes);
@@ -260,6 +260,7 @@ int run_prism_compress(const CompressOptions& o) {
     rep.output = display_output(o.output);
     rep.seconds = secs;
     rep.threads = resolve_threads(o.threads);
+    rep.backend = backend_label(o.backend, mans::Operation::prism_compress, o.scalar);
     prism::Reader reader = open_reader("", &archive, "the new archive");
     rep.info = reader.info();
 
@@ -300,6 +301,8 @@ int run_prism_decompress(const DecompressOptions& o, const std::vector<std::uint
     rep.input = in_shown;
     rep.output = display_output(o.output);
     rep.threads = resolve_threads(o.threads);
+    require_backend(o.backend, mans::Operation::prism_decompress);
+    rep.backend = backend_label(o.backend, mans::Operation::prism_decompress, o.scalar);
 
     // 1. Target (usage errors first).
     if (!o.error_bound.empty()) {

@@ -169,7 +169,8 @@ std::string prism_compress_json(const PrismCompressReport& r) {
         .num("full_max_error", i.full_max_error)
         .num("seconds", r.seconds)
         .num("mb_per_s", mb_per_s(raw, r.seconds))
-        .uint("threads", static_cast<std::uint64_t>(r.threads));
+        .uint("threads", static_cast<std::uint64_t>(r.threads))
+        .str("backend", r.backend);
     if (r.check.present) {
         j.boolean("verified", r.check.bound_met);
         quality_fields(j, r.check);
@@ -214,7 +215,8 @@ std::string prism_retrieve_json(const PrismRetrieveReport& r) {
         .raw("planes", uints_json(r.stats.planes))
         .num("seconds", r.seconds)
         .num("mb_per_s", mb_per_s(raw, r.seconds))
-        .uint("threads", static_cast<std::uint64_t>(r.threads));
+        .uint("threads", static_cast<std::uint64_t>(r.threads))
+        .str("backend", r.backend);
     if (r.check.present) quality_fields(j, r.check);
     return j.text();
 }

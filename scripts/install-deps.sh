@@ -18,6 +18,9 @@ packages=(
   python3-h5py python3-numpy           # h5py test of the filter (Debian's h5py uses the same HDF5)
   hdf5-filter-plugin                   # LZ4 / BZIP2 HDF5 filters: peers in bench/hdf5
   ca-certificates
+  # HIP backend module (backends/gpu, hipcc 5.2 for gfx90a/gfx908; no GPU needed).
+  # The CUDA module needs nvcc (CUDA toolkit in /usr/local/cuda), not from apt.
+  hipcc libamdhip64-dev rocm-device-libs librocprim-dev
 )
 
 missing=()

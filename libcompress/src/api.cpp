@@ -2,11 +2,16 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <map>
+#include <mutex>
 #include <new>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "backend.hpp"
 #include "core/frame.hpp"
+#include "core/module_loader.hpp"
 #include "mans/mans.hpp"
 #include "mapping/block_codec.hpp"
 
@@ -18,14 +23,60 @@ using detail::IndexEntry;
 
 namespace {
 
-Errc select_backend(Backend requested, const detail::Backend** out) {
+const char* gpu_name(Backend b) { return b == Backend::cuda ? "cuda" : "hip"; }
+
+// The backend that runs `op` for `requested`. A GPU module is taken only when
+// it loads, finds a device and implements op; `automatic` then falls back to
+// the CPU. No GPU operation is implemented yet (the modules report none), so
+// every path ends on the CPU or at backend_unavailable.
+Errc select_backend(Backend requested, detail::BackendOp op, const detail::Backend** out) {
     switch (requested) {
         case Backend::automatic:
         case Backend::cpu: *out = &detail::cpu_backend(); return Errc::ok;
         case Backend::cuda:
-        case Backend::hip: return Errc::backend_unavailable;  // GPU modules are not built yet
+        case Backend::hip:
+            // gpu_module_usable() stays false until the core dispatches op
+            // to modules (kDispatchedCaps); then this returns the module's
+            // detail::Backend.
+            (void)detail::gpu_module_usable(gpu_name(requested), op);
+            return Errc::backend_unavailable;
     }
     return Errc::invalid_argument;
+}
+
+bool valid_operation(Operation op) {
+    return op == Operation::compress || op == Operation::decompress || op == Operation::prism_compress ||
+           op == Operation::prism_decompress;
+}
+
+detail::BackendOp to_backend_op(Operation op) {
+    switch (op) {
+        case Operation::compress: return detail::BackendOp::mans_compress;
+        case Operation::decompress: return detail::BackendOp::mans_decompress;
+        case Operation::prism_compress: return detail::BackendOp::prism_compress;
+        case Operation::prism_decompress: return detail::BackendOp::prism_decompress;
+    }
+    return detail::BackendOp::mans_compress;
+}
+
+std::string make_report(Backend b, Operation op, bool force_scalar) {
+    const detail::BackendOp bop = to_backend_op(op);
+    const std::string cpu = detail::cpu_backend().kernels(force_scalar).description;
+    switch (b) {
+        case Backend::cpu: return cpu;
+        case Backend::automatic: {
+            // GPUs are tried in this order; each one that is not taken says why.
+            std::string line = cpu;
+            for (Backend g : {Backend::cuda, Backend::hip}) line += "; " + detail::gpu_module_reason(gpu_name(g), bop);
+            return line;
+        }
+        case Backend::cuda:
+        case Backend::hip: {
+            const std::string why = detail::gpu_module_reason(gpu_name(b), bop);
+            return why.empty() ? std::string(gpu_name(b)) : why;
+        }
+    }
+    return "unknown backend";
 }
 
 std::size_t default_block_elems(std::size_t block_bytes, std::size_t esize) {
@@ -35,15 +86,42 @@ std::size_t default_block_elems(std::size_t block_bytes, std::size_t esize) {
 
 }  // namespace
 
-Errc backend_status(Backend b) noexcept {
-    const detail::Backend* be = nullptr;
-    return select_backend(b, &be);
+Errc backend_status(Backend b, Operation op) noexcept {
+    try {
+        if (!valid_operation(op)) return Errc::invalid_argument;
+        const detail::Backend* be = nullptr;
+        return select_backend(b, to_backend_op(op), &be);
+    } catch (...) {
+        return Errc::internal;
+    }
 }
+
+Errc backend_status(Backend b) noexcept { return backend_status(b, Operation::compress); }
 
 const char* backend_description(Backend b, bool force_scalar) noexcept {
     const detail::Backend* be = nullptr;
-    if (select_backend(b, &be) != Errc::ok) return "unavailable";
+    if (backend_status(b) != Errc::ok) return "unavailable";
+    if (select_backend(b, detail::BackendOp::mans_compress, &be) != Errc::ok) return "unavailable";
     return be->kernels(force_scalar).description;
+}
+
+const char* backend_report(Backend b, Operation op, bool force_scalar) noexcept {
+    try {
+        if (!valid_operation(op)) return "invalid operation";
+        if (b != Backend::automatic && b != Backend::cpu && b != Backend::cuda && b != Backend::hip)
+            return "unknown backend";
+        // Module state is fixed for the process, so each line is built once
+        // and the pointer stays valid (std::map nodes never move).
+        static std::mutex lock;
+        static std::map<std::tuple<int, int, bool>, std::string> lines;
+        const auto key = std::make_tuple(static_cast<int>(b), static_cast<int>(op), force_scalar);
+        std::lock_guard<std::mutex> g(lock);
+        auto it = lines.find(key);
+        if (it == lines.end()) it = lines.emplace(key, make_report(b, op, force_scalar)).first;
+        return it->second.c_str();
+    } catch (...) {
+        return "backend report unavailable (out of memory)";
+    }
 }
 
 std::size_t compress_bound(std::size_t src_bytes) noexcept {
@@ -80,7 +158,8 @@ Result CompressContext::compress(void* dst, std::size_t dst_cap, const void* src
                                 cfg.block_bytes > detail::kMaxBlockBytes))
             return Result::fail(Errc::invalid_argument);
         const detail::Backend* be = nullptr;
-        if (Errc e = select_backend(cfg.backend, &be); e != Errc::ok) return Result::fail(e);
+        if (Errc e = select_backend(cfg.backend, detail::BackendOp::mans_compress, &be); e != Errc::ok)
+            return Result::fail(e);
 
         FrameHeader h;
         h.dtype = cfg.dtype;
@@ -158,7 +237,8 @@ Result DecompressContext::decompress(void* dst, std::size_t dst_cap, const void*
         if ((!src && src_bytes) || (!dst && dst_cap) || cfg.threads < 0 || cfg.threads > kMaxThreads)
             return Result::fail(Errc::invalid_argument);
         const detail::Backend* be = nullptr;
-        if (Errc e = select_backend(cfg.backend, &be); e != Errc::ok) return Result::fail(e);
+        if (Errc e = select_backend(cfg.backend, detail::BackendOp::mans_decompress, &be); e != Errc::ok)
+            return Result::fail(e);
         Impl& im = *impl_;
         const auto* in = static_cast<const std::uint8_t*>(src);
         if (Errc e = detail::parse_frame(in, src_bytes, &im.frame); e != Errc::ok) return Result::fail(e);

@@ -20,7 +20,7 @@ mans_status to_status(mans::Errc e) { return static_cast<mans_status>(e); }
 
 // Settings shared by both context kinds.
 template <typename Cfg>
-mans_status set_common(Cfg& cfg, mans_param param, int64_t value) {
+mans_status set_common(Cfg& cfg, mans_param param, int64_t value, mans::Operation op) {
     switch (param) {
         case MANS_PARAM_THREADS:
             if (value < 0 || value > mans::kMaxThreads) return MANS_ERR_INVALID_ARGUMENT;
@@ -29,7 +29,7 @@ mans_status set_common(Cfg& cfg, mans_param param, int64_t value) {
         case MANS_PARAM_BACKEND:
             if (value < MANS_BACKEND_AUTO || value > MANS_BACKEND_HIP) return MANS_ERR_INVALID_ARGUMENT;
             // Report an absent backend now rather than at the next call.
-            if (mans::Errc e = mans::backend_status(static_cast<mans::Backend>(value)); e != mans::Errc::ok)
+            if (mans::Errc e = mans::backend_status(static_cast<mans::Backend>(value), op); e != mans::Errc::ok)
                 return to_status(e);
             cfg.backend = static_cast<mans::Backend>(value);
             return MANS_OK;
@@ -50,6 +50,14 @@ size_t mans_compress_bound(size_t src_size) { return mans::compress_bound(src_si
 
 const char* mans_backend_description(mans_backend backend, int force_scalar) {
     return mans::backend_description(static_cast<mans::Backend>(backend), force_scalar != 0);
+}
+
+const char* mans_backend_report(mans_backend backend, mans_operation operation, int force_scalar) {
+    // Range checks before the casts to the 8-bit C++ enums.
+    if (backend < MANS_BACKEND_AUTO || backend > MANS_BACKEND_HIP) return "unknown backend";
+    if (operation < MANS_OP_COMPRESS || operation > MANS_OP_PRISM_DECOMPRESS) return "invalid operation";
+    return mans::backend_report(static_cast<mans::Backend>(backend), static_cast<mans::Operation>(operation),
+                                force_scalar != 0);
 }
 
 mans_cctx* mans_cctx_create(void) {
@@ -77,7 +85,7 @@ mans_status mans_cctx_set_param(mans_cctx* cctx, mans_param param, int64_t value
             cctx->cfg.block_bytes = static_cast<size_t>(value);
             return MANS_OK;
         default:
-            return set_common(cctx->cfg, param, value);
+            return set_common(cctx->cfg, param, value, mans::Operation::compress);
     }
 }
 
@@ -109,7 +117,7 @@ void mans_dctx_free(mans_dctx* dctx) { delete dctx; }
 
 mans_status mans_dctx_set_param(mans_dctx* dctx, mans_param param, int64_t value) {
     if (!dctx) return MANS_ERR_INVALID_ARGUMENT;
-    return set_common(dctx->cfg, param, value);
+    return set_common(dctx->cfg, param, value, mans::Operation::decompress);
 }
 
 mans_status mans_decompress(mans_dctx* dctx, void* dst, size_t dst_capacity, const void* src,

@@ -234,7 +234,13 @@ no_leftover "usage errors" e1.out
 
 # ------------------------------------------------------------------ I/O and format errors (exit 2)
 expect 2 "unavailable backend cuda" "$MANS" compress -i "$U16" -o e2.out -t u16 --backend cuda
-check "backend message" grep -q "backend 'cuda' is not available in this build" last.err
+check "backend message" grep -q "backend 'cuda' is unavailable: cuda: " last.err
+expect 2 "unavailable backend hip" "$MANS" compress -i "$U16" -o e2.out -t u16 --backend hip
+check "hip backend message" grep -q "backend 'hip' is unavailable: hip: " last.err
+# auto falls back to the CPU and says why the GPU modules were not used.
+expect 0 "auto backend with --json" "$MANS" compress -i "$U16" -o e2b.out -t u16 --backend auto --json
+check "json backend gives the reasons" grep -Eq '"backend":"cpu \([a-z0-9]+\); cuda: [^"]+; hip: [^"]+"' last.out
+rm -f e2b.out
 expect 2 "missing input (compress)" "$MANS" compress -i does-not-exist.u16 -o e2.out -t u16
 check "missing input message" grep -q "^mans: error: does-not-exist.u16: " last.err
 no_leftover "missing input (compress)" e2.out

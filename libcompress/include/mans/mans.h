@@ -59,9 +59,17 @@ typedef enum mans_dtype {
 typedef enum mans_backend {
     MANS_BACKEND_AUTO = 0,
     MANS_BACKEND_CPU = 1,
-    MANS_BACKEND_CUDA = 2,  /* reserved: not built yet (MANS_ERR_BACKEND_UNAVAILABLE) */
-    MANS_BACKEND_HIP = 3    /* reserved: not built yet (MANS_ERR_BACKEND_UNAVAILABLE) */
+    MANS_BACKEND_CUDA = 2,  /* module libmans_backend_cuda.so, loaded at run time */
+    MANS_BACKEND_HIP = 3    /* module libmans_backend_hip.so, loaded at run time  */
 } mans_backend;
+
+/* Operations a backend may implement (for mans_backend_report). */
+typedef enum mans_operation {
+    MANS_OP_COMPRESS = 1,
+    MANS_OP_DECOMPRESS = 2,
+    MANS_OP_PRISM_COMPRESS = 3,
+    MANS_OP_PRISM_DECOMPRESS = 4
+} mans_operation;
 
 typedef enum mans_param {
     MANS_PARAM_DTYPE = 1,        /* mans_dtype; required for compression              */
@@ -103,6 +111,16 @@ const char* mans_backend_description(mans_backend backend, int force_scalar);
 /* Largest stream that compressing src_size bytes can produce; 0 when that
  * size does not fit in a size_t. Buffers may have any alignment. */
 size_t mans_compress_bound(size_t src_size);
+
+/* One line saying which backend runs `operation` when `backend` is asked
+ * for, and why each GPU backend is not used, e.g.
+ * "cpu (avx2); cuda: libmans_backend_cuda.so not found; hip: module loaded,
+ * no HIP device". For a forced GPU backend that is unavailable (setting it
+ * gives MANS_ERR_BACKEND_UNAVAILABLE) it is the reason. GPU modules are
+ * searched in $MANS_BACKEND_PATH (colon-separated), the folder of the binary
+ * holding libmans, the executable's ../lib and the installed libdir, once
+ * per process. Never NULL; valid for the life of the process. */
+const char* mans_backend_report(mans_backend backend, mans_operation operation, int force_scalar);
 
 /* Contexts: NULL on allocation failure. free(NULL) is a no-op. */
 mans_cctx* mans_cctx_create(void);

@@ -58,13 +58,28 @@ bool parse_dtype(const char* text, DType* out) noexcept;
 enum class Backend : std::uint8_t {
     automatic = MANS_BACKEND_AUTO,
     cpu = MANS_BACKEND_CPU,
-    cuda = MANS_BACKEND_CUDA,  // not built yet: Errc::backend_unavailable
-    hip = MANS_BACKEND_HIP,    // not built yet: Errc::backend_unavailable
+    cuda = MANS_BACKEND_CUDA,  // run-time module; backend_report() says why it is unavailable
+    hip = MANS_BACKEND_HIP,
 };
 
-// ok when `b` can run here, backend_unavailable when it is known but absent
-// (not built, or no device), invalid_argument for a value that is no Backend.
+enum class Operation : std::uint8_t {
+    compress = MANS_OP_COMPRESS,
+    decompress = MANS_OP_DECOMPRESS,
+    prism_compress = MANS_OP_PRISM_COMPRESS,
+    prism_decompress = MANS_OP_PRISM_DECOMPRESS,
+};
+
+// ok when `b` can run `op` here, backend_unavailable when it is known but
+// cannot (module missing or unloadable, no device, no kernel for op),
+// invalid_argument for a value that is no Backend or Operation.
+Errc backend_status(Backend b, Operation op) noexcept;
+// The same for Operation::compress.
 Errc backend_status(Backend b) noexcept;
+
+// One line: what `b` resolves to for `op` and why GPU backends are not used,
+// e.g. "cpu (avx2); cuda: libmans_backend_cuda.so not found; hip: ...".
+// See mans_backend_report() in mans.h. Never nullptr; valid for the process.
+const char* backend_report(Backend b, Operation op, bool force_scalar = false) noexcept;
 
 // What `b` resolves to here, e.g. "cpu (avx2)"; never nullptr.
 const char* backend_description(Backend b, bool force_scalar) noexcept;

@@ -5,6 +5,10 @@
 // exact code that the CUDA/HIP kernels run.
 #pragma once
 
+#if defined(__HIPCC__)
+#include <hip/hip_runtime.h>  // __host__, __device__, __forceinline__ (nvcc predefines them)
+#endif
+
 #if defined(__CUDACC__) || defined(__HIPCC__)
 #define MANS_HD __host__ __device__ __forceinline__
 #else

@@ -56,6 +56,27 @@ MANS_HD std::uint32_t dec_apply(std::uint32_t x, std::uint32_t entry, unsigned p
 }
 MANS_HD bool dec_needs_word(std::uint32_t x) { return x < kStateLow; }
 
+// One whole decoder lane step, as the scalar loop and the GPU warp kernel
+// (backends/gpu) run it: look up the token of state x in the context's table
+// (ctx_off: the previous token's table offset, 0 at step 0), advance the
+// state and say whether a word must be pulled. The caller finds the word:
+// the scalar loop at its cursor, a warp at cursor + the number of lower
+// lanes that also pull one (ballot), which is the same (step, lane) order.
+struct DecLaneStep {
+    std::uint32_t token;
+    std::uint32_t x;   // state after the symbol, before the refill
+    bool needs_word;
+};
+MANS_HD DecLaneStep dec_lane_step(std::uint32_t x, const std::uint32_t* table, std::uint32_t ctx_off,
+                                  unsigned prob_bits) {
+    const std::uint32_t e = table[ctx_off + (x & ((1u << prob_bits) - 1))];
+    const std::uint32_t xv = dec_apply(x, e, prob_bits);
+    return {e & 0xffu, xv, dec_needs_word(xv)};
+}
+MANS_HD std::uint32_t dec_refill(const DecLaneStep& s, std::uint16_t word) {
+    return s.needs_word ? (s.x << 16) | word : s.x;
+}
+
 // Context class of a token: its bit length capped at 7 (then at K-1).
 MANS_HD unsigned token_class8(unsigned tok) {
     return tok >= 64 ? 7u : tok >= 32 ? 6u : tok >= 16 ? 5u : tok >= 8 ? 4u : tok >= 4 ? 3u : tok >= 2 ? 2u : tok;
@@ -67,28 +88,28 @@ struct LaneLayout {
     unsigned lanes = 1;   // 1, 2, 4, 8, 16 or 32
     std::size_t seg = 0;  // ceil(n / lanes)
 
-    static LaneLayout make(std::size_t n, unsigned lanes) {
+    MANS_HD static LaneLayout make(std::size_t n, unsigned lanes) {
         LaneLayout l;
         l.n = n;
         l.lanes = lanes;
         l.seg = (n + lanes - 1) / lanes;
         return l;
     }
-    // Tokens owned by lane j.
-    std::size_t lane_len(unsigned j) const {
+    // Tokens owned by lane j. (MANS_HD: GPU kernels walk the same layout.)
+    MANS_HD std::size_t lane_len(unsigned j) const {
         const std::size_t start = static_cast<std::size_t>(j) * seg;
         if (start >= n) return 0;
         return n - start < seg ? n - start : seg;
     }
     // Steps at which every lane is active.
-    std::size_t full_steps() const { return lane_len(lanes - 1); }
+    MANS_HD std::size_t full_steps() const { return lane_len(lanes - 1); }
     // Lanes still active at step t (always a prefix 0..count-1).
-    unsigned active_at(std::size_t t) const {
+    MANS_HD unsigned active_at(std::size_t t) const {
         unsigned a = lanes;
         while (a > 0 && lane_len(a - 1) <= t) --a;
         return a;
     }
-    std::size_t slots() const { return seg * lanes; }
+    MANS_HD std::size_t slots() const { return seg * lanes; }
 };
 
 // The encoder's lane count: fewer lanes on short streams, where each lane's

@@ -42,7 +42,6 @@ void rans_encode_scalar(RansEncodeArgs& a) {
 bool rans_decode_steps_scalar(const RansDecodeArgs& a, std::size_t t_lo, std::size_t t_hi,
                               std::uint32_t* x, std::size_t* rdp) {
     const LaneLayout& lay = a.layout;
-    const std::uint32_t mask = (1u << a.prob_bits) - 1;
     std::size_t rd = *rdp;
     for (std::size_t t = t_lo; t < t_hi; ++t) {
         const unsigned active = lay.active_at(t);
@@ -50,14 +49,12 @@ bool rans_decode_steps_scalar(const RansDecodeArgs& a, std::size_t t_lo, std::si
         const std::uint8_t* prev = t ? row - lay.lanes : nullptr;
         for (unsigned j = 0; j < active; ++j) {
             const std::uint32_t off = prev ? a.ctx_off[prev[j]] : 0;
-            const std::uint32_t e = a.table[off + (x[j] & mask)];
-            row[j] = static_cast<std::uint8_t>(e);
-            const std::uint32_t xv = dec_apply(x[j], e, a.prob_bits);
+            const DecLaneStep s = dec_lane_step(x[j], a.table, off, a.prob_bits);
+            row[j] = static_cast<std::uint8_t>(s.token);
             // Branch-free refill; reads stay within the padding and the
             // count is checked once per step.
-            const bool in = dec_needs_word(xv);
-            x[j] = in ? (xv << 16) | a.words[rd] : xv;
-            rd += in;
+            x[j] = dec_refill(s, a.words[rd]);
+            rd += s.needs_word;
         }
         for (unsigned j = active; j < lay.lanes; ++j) row[j] = 0;
         if (rd > a.nwords) return false;

@@ -1,0 +1,174 @@
+// gpu_module.cu - the CUDA / HIP backend module (libmans_backend_cuda.so,
+// libmans_backend_hip.so): one source for both runtimes (gpu_runtime.hpp).
+//
+// What it implements today: the device probe and a development self-test
+// (rans_decode_lanes: one warp decodes one rANS token stream with the
+// MANS_HD lane step the CPU decoder runs). No user operation yet, so caps
+// holds no MANS/PRISM flag and libmans keeps running those on the CPU.
+#include <cstdio>
+#include <cstring>
+
+#include "gpu_runtime.hpp"  // first: the runtime's headers define __host__ etc.
+
+#include "backend_module.hpp"
+#include "entropy/rans.hpp"
+
+#ifndef MANS_GPU_NAME
+#error "MANS_GPU_NAME (\"cuda\" or \"hip\") must be defined by the build"
+#endif
+#ifndef MANS_GPU_TARGETS
+#define MANS_GPU_TARGETS "?"
+#endif
+
+namespace {
+
+using namespace mans::detail;
+
+// ---------------------------------------------------------------- kernels
+
+// One warp decodes one stream: thread j runs lane j. Words leave the stream
+// in (step, lane) order, so lane j's word is at the cursor plus the number
+// of lower lanes that also pull one at this step (ballot + popcount).
+// status: 1 clean end, 0 corrupt.
+__global__ void rans_decode_warp(const std::uint32_t* table, const std::uint32_t* ctx_off, unsigned prob_bits,
+                                 LaneLayout lay, const std::uint32_t* states, const std::uint16_t* words,
+                                 std::uint64_t nwords, std::uint8_t* out, int* status) {
+    const unsigned j = threadIdx.x;  // blockDim.x == 32
+    const bool lane_exists = j < lay.lanes;
+    std::uint32_t x = lane_exists ? states[j] : kStateLow;
+    std::uint64_t rd = 0;
+    const std::uint64_t lower = (std::uint64_t{1} << j) - 1;
+    bool ok = true;
+    // Each lane reads back only its own previous token: no warp sync needed.
+    for (std::size_t t = 0; t < lay.seg && ok; ++t) {
+        const bool active = j < lay.active_at(t);
+        DecLaneStep s{0, x, false};
+        if (active) {
+            const std::uint32_t off = t ? ctx_off[out[(t - 1) * lay.lanes + j]] : 0;
+            s = dec_lane_step(x, table, off, prob_bits);
+        }
+        const std::uint64_t pulls = mans_gpu_ballot(active && s.needs_word);
+        const std::uint64_t at = rd + mans_gpu_popc64(pulls & lower);
+        // Streams carry kWordPadding readable words, as for the CPU decoder.
+        if (active) x = dec_refill(s, s.needs_word && at < nwords + kWordPadding ? words[at] : 0);
+        if (lane_exists) out[t * lay.lanes + j] = active ? static_cast<std::uint8_t>(s.token) : 0;
+        rd += mans_gpu_popc64(pulls);
+        ok = rd <= nwords;  // warp-uniform
+    }
+    const bool lane_done = !lane_exists || x == kStateLow;
+    const bool all_done = mans_gpu_ballot(!lane_done) == 0;
+    if (j == 0) *status = ok && rd == nwords && all_done ? 1 : 0;
+}
+
+// ---------------------------------------------------------------- host side
+
+void set_text(mans_backend_probe_result* r, const char* what, mans::gpu::Error e) {
+    if (r) std::snprintf(r->text, sizeof r->text, "%s: %s", what, mans::gpu::error_string(e));
+}
+
+void probe(mans_backend_probe_result* out) {
+    std::memset(out, 0, sizeof *out);
+    int n = 0;
+    const mans::gpu::Error e = mans::gpu::device_count(&n);
+    if (e != mans::gpu::kSuccess || n <= 0) {
+        // No driver, no device, or a driver too old: all mean "none here".
+        out->device_count = 0;
+        if (e != mans::gpu::kSuccess)
+            set_text(out, MANS_GPU_RUNTIME " device count", e);
+        else
+            std::snprintf(out->text, sizeof out->text, "no " MANS_GPU_RUNTIME " device");
+        return;
+    }
+    mans::gpu::DeviceProp p{};
+    if (const mans::gpu::Error pe = mans::gpu::device_props(&p, 0); pe != mans::gpu::kSuccess) {
+        out->device_count = -1;
+        set_text(out, MANS_GPU_RUNTIME " device properties", pe);
+        return;
+    }
+    char arch[48];
+    if (const char* a = mans::gpu::arch_name(p))
+        std::snprintf(arch, sizeof arch, "%.40s", a);
+    else
+        std::snprintf(arch, sizeof arch, "sm_%d%d", p.major, p.minor);
+    // A device this module has no code for is no device for it.
+    mans::gpu::FuncAttributes fa{};
+    if (const mans::gpu::Error ke = mans::gpu::func_attributes(&fa, rans_decode_warp); ke != mans::gpu::kSuccess) {
+        out->device_count = 0;
+        std::snprintf(out->text, sizeof out->text, "%.60s, %s: no kernel image (built for %s): %.40s", p.name, arch,
+                      MANS_GPU_TARGETS, mans::gpu::error_string(ke));
+        return;
+    }
+    out->device_count = n;
+    std::snprintf(out->text, sizeof out->text, "%.60s, %s, %.0f GiB%s", p.name, arch,
+                  static_cast<double>(p.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0), n > 1 ? " (device 0)" : "");
+}
+
+// Device buffers freed on every path.
+struct DeviceBuffers {
+    void* p[6] = {};
+    ~DeviceBuffers() {
+        for (void* q : p)
+            if (q) (void)mans::gpu::free(q);
+    }
+};
+
+int rans_decode_lanes(const mans_backend_rans_stream* s, mans_backend_probe_result* err) {
+    if (!s || s->lanes < 1 || s->lanes > kMaxLanes || s->prob_bits < kMinProbBits || s->prob_bits > kMaxProbBits ||
+        s->contexts < 1 || s->contexts > kMaxContexts) {
+        if (err) std::snprintf(err->text, sizeof err->text, "invalid stream arguments");
+        return -1;
+    }
+    const LaneLayout lay = LaneLayout::make(static_cast<std::size_t>(s->tokens), s->lanes);
+    const std::size_t table_bytes = (static_cast<std::size_t>(s->contexts) << s->prob_bits) * 4;
+    const std::size_t word_bytes = (static_cast<std::size_t>(s->nwords) + kWordPadding) * 2;
+    const std::size_t out_bytes = lay.slots() ? lay.slots() : 1;
+    DeviceBuffers b;
+    const std::size_t sizes[6] = {table_bytes, 256 * 4, kMaxLanes * 4, word_bytes, out_bytes, sizeof(int)};
+    using mans::gpu::kSuccess;
+    mans::gpu::Error e = mans::gpu::set_device(0);
+    for (int i = 0; i < 6 && e == kSuccess; ++i) e = mans::gpu::malloc(&b.p[i], sizes[i]);
+    if (e == kSuccess) e = mans::gpu::memcpy(b.p[0], s->table, table_bytes, mans::gpu::kHostToDevice);
+    if (e == kSuccess) e = mans::gpu::memcpy(b.p[1], s->ctx_off, 256 * 4, mans::gpu::kHostToDevice);
+    if (e == kSuccess) e = mans::gpu::memcpy(b.p[2], s->states, kMaxLanes * 4, mans::gpu::kHostToDevice);
+    if (e == kSuccess) e = mans::gpu::memcpy(b.p[3], s->words, word_bytes, mans::gpu::kHostToDevice);
+    if (e != kSuccess) {
+        set_text(err, "device buffers", e);
+        return -1;
+    }
+    rans_decode_warp<<<1, 32>>>(static_cast<const std::uint32_t*>(b.p[0]), static_cast<const std::uint32_t*>(b.p[1]),
+                                s->prob_bits, lay, static_cast<const std::uint32_t*>(b.p[2]),
+                                static_cast<const std::uint16_t*>(b.p[3]), s->nwords,
+                                static_cast<std::uint8_t*>(b.p[4]), static_cast<int*>(b.p[5]));
+    e = mans::gpu::last_error();
+    if (e == kSuccess) e = mans::gpu::device_sync();
+    int status = 0;
+    if (e == kSuccess) e = mans::gpu::memcpy(&status, b.p[5], sizeof status, mans::gpu::kDeviceToHost);
+    if (e == kSuccess && lay.slots()) e = mans::gpu::memcpy(s->out, b.p[4], lay.slots(), mans::gpu::kDeviceToHost);
+    if (e != kSuccess) {
+        set_text(err, "rans_decode_warp", e);
+        return -1;
+    }
+    return status;
+}
+
+mans_backend_module make_module() {
+    mans_backend_module m{};
+    m.abi_version = MANS_BACKEND_ABI_VERSION;
+    m.struct_size = sizeof(mans_backend_module);
+    m.name = MANS_GPU_NAME;
+    m.build_info = MANS_GPU_RUNTIME ", targets " MANS_GPU_TARGETS;
+    m.caps = MANS_BACKEND_CAP_RANS_DECODE_TEST;  // no user operation yet
+    m.probe = probe;
+    m.rans_decode_lanes = rans_decode_lanes;
+    return m;
+}
+
+const mans_backend_module kModule = make_module();
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) const mans_backend_module* mans_backend_module_entry(
+    std::uint32_t host_abi_version) {
+    (void)host_abi_version;  // the loader compares kModule.abi_version itself
+    return &kModule;
+}

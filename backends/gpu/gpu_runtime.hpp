@@ -1,0 +1,89 @@
+// gpu_runtime.hpp - one set of names for the CUDA and the HIP runtime.
+//
+// Kernels and module code are written once against these names and built by
+// nvcc (CUDA) or hipcc (HIP). Only this file knows which runtime it is.
+// Launches use <<<grid, block, shmem, stream>>>, which both compilers accept.
+// Warp-level helpers hide the one real difference: a HIP wavefront on
+// gfx90a/gfx908 has 64 lanes, a CUDA warp 32 (masks are 64-bit here).
+#pragma once
+
+#include <cstdint>
+
+#if defined(__HIPCC__)
+#include <hip/hip_runtime.h>
+#define MANS_GPU_RUNTIME "HIP"
+namespace mans::gpu {
+using Error = hipError_t;
+using Stream = hipStream_t;
+using DeviceProp = hipDeviceProp_t;
+using FuncAttributes = hipFuncAttributes;
+inline constexpr Error kSuccess = hipSuccess;
+inline constexpr auto kHostToDevice = hipMemcpyHostToDevice;
+inline constexpr auto kDeviceToHost = hipMemcpyDeviceToHost;
+inline Error device_count(int* n) { return hipGetDeviceCount(n); }
+inline Error device_props(DeviceProp* p, int dev) { return hipGetDeviceProperties(p, dev); }
+inline Error set_device(int dev) { return hipSetDevice(dev); }
+inline Error malloc(void** p, std::size_t bytes) { return hipMalloc(p, bytes); }
+inline Error free(void* p) { return hipFree(p); }
+inline Error memcpy(void* d, const void* s, std::size_t n, hipMemcpyKind k) { return hipMemcpy(d, s, n, k); }
+inline Error memcpy_async(void* d, const void* s, std::size_t n, hipMemcpyKind k, Stream st) {
+    return hipMemcpyAsync(d, s, n, k, st);
+}
+inline Error memset(void* d, int v, std::size_t n) { return hipMemset(d, v, n); }
+inline Error stream_create(Stream* s) { return hipStreamCreateWithFlags(s, hipStreamNonBlocking); }
+inline Error stream_destroy(Stream s) { return hipStreamDestroy(s); }
+inline Error stream_sync(Stream s) { return hipStreamSynchronize(s); }
+inline Error device_sync() { return hipDeviceSynchronize(); }
+inline Error last_error() { return hipGetLastError(); }
+inline const char* error_string(Error e) { return hipGetErrorString(e); }
+template <typename F>
+inline Error func_attributes(FuncAttributes* a, F* f) { return hipFuncGetAttributes(a, reinterpret_cast<const void*>(f)); }
+// "gfx90a:sramecc+:xnack-" etc.
+inline const char* arch_name(const DeviceProp& p) { return p.gcnArchName; }
+}  // namespace mans::gpu
+// Warp (wavefront) primitives: every active lane of the warp must call them.
+__device__ __forceinline__ std::uint64_t mans_gpu_ballot(bool p) { return __ballot(p); }
+// Wavefronts execute in lockstep on gfx9: nothing to do.
+__device__ __forceinline__ void mans_gpu_syncwarp() {}
+
+#elif defined(__CUDACC__)
+#include <cuda_runtime.h>
+#define MANS_GPU_RUNTIME "CUDA"
+namespace mans::gpu {
+using Error = cudaError_t;
+using Stream = cudaStream_t;
+using DeviceProp = cudaDeviceProp;
+using FuncAttributes = cudaFuncAttributes;
+inline constexpr Error kSuccess = cudaSuccess;
+inline constexpr auto kHostToDevice = cudaMemcpyHostToDevice;
+inline constexpr auto kDeviceToHost = cudaMemcpyDeviceToHost;
+inline Error device_count(int* n) { return cudaGetDeviceCount(n); }
+inline Error device_props(DeviceProp* p, int dev) { return cudaGetDeviceProperties(p, dev); }
+inline Error set_device(int dev) { return cudaSetDevice(dev); }
+inline Error malloc(void** p, std::size_t bytes) { return cudaMalloc(p, bytes); }
+inline Error free(void* p) { return cudaFree(p); }
+inline Error memcpy(void* d, const void* s, std::size_t n, cudaMemcpyKind k) { return cudaMemcpy(d, s, n, k); }
+inline Error memcpy_async(void* d, const void* s, std::size_t n, cudaMemcpyKind k, Stream st) {
+    return cudaMemcpyAsync(d, s, n, k, st);
+}
+inline Error memset(void* d, int v, std::size_t n) { return cudaMemset(d, v, n); }
+inline Error stream_create(Stream* s) { return cudaStreamCreateWithFlags(s, cudaStreamNonBlocking); }
+inline Error stream_destroy(Stream s) { return cudaStreamDestroy(s); }
+inline Error stream_sync(Stream s) { return cudaStreamSynchronize(s); }
+inline Error device_sync() { return cudaDeviceSynchronize(); }
+inline Error last_error() { return cudaGetLastError(); }
+inline const char* error_string(Error e) { return cudaGetErrorString(e); }
+template <typename F>
+inline Error func_attributes(FuncAttributes* a, F* f) { return cudaFuncGetAttributes(a, f); }
+inline const char* arch_name(const DeviceProp&) { return nullptr; }  // use major/minor
+}  // namespace mans::gpu
+__device__ __forceinline__ std::uint64_t mans_gpu_ballot(bool p) { return __ballot_sync(0xffffffffu, p); }
+// Independent thread scheduling (sm_70+): reconverge before reusing shared state.
+__device__ __forceinline__ void mans_gpu_syncwarp() { __syncwarp(); }
+
+#else
+#error "gpu_runtime.hpp is built by nvcc or hipcc only"
+#endif
+
+// Population count of a 64-bit lane mask, on the device.
+__device__ __forceinline__ unsigned mans_gpu_popc64(std::uint64_t m) { return static_cast<unsigned>(__popcll(m)); }

@@ -1,0 +1,100 @@
+// backend_module.hpp - the C ABI between libmans and a GPU backend module.
+//
+// GPU backends are shared libraries (libmans_backend_cuda.so,
+// libmans_backend_hip.so) that libmans opens at run time (core/module_loader),
+// so one binary runs on machines with CUDA, with ROCm or with neither. A module
+// exports one C function, MANS_BACKEND_ENTRY_SYMBOL, returning a table of
+// plain function pointers. The table is C (no C++ types, no exceptions across
+// it) because the module is built by nvcc/hipcc, possibly from another
+// release of the project.
+//
+// Compatibility rule: the loader accepts only abi_version ==
+// MANS_BACKEND_ABI_VERSION. Any change to a signature or to the meaning of a
+// field bumps the version; appending a field only raises struct_size (the
+// loader reads fields beyond the module's struct_size as absent).
+//
+// A module says in `caps` which operations it really implements; a null or
+// unflagged operation makes the core fall back to the CPU (automatic) or
+// report MANS_ERR_BACKEND_UNAVAILABLE (forced). This header is included by
+// the core and by the modules, never the other way round.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MANS_BACKEND_ABI_VERSION 1u
+#define MANS_BACKEND_ENTRY_SYMBOL "mans_backend_module_entry"
+
+/* Capability flags: operations the module implements with output identical
+ * to the CPU backend. */
+enum {
+    MANS_BACKEND_CAP_MANS_COMPRESS = 1u << 0,
+    MANS_BACKEND_CAP_MANS_DECOMPRESS = 1u << 1,
+    MANS_BACKEND_CAP_PRISM_COMPRESS = 1u << 2,
+    MANS_BACKEND_CAP_PRISM_DECOMPRESS = 1u << 3,
+    /* Development self-test: rans_decode_lanes below (not a user operation). */
+    MANS_BACKEND_CAP_RANS_DECODE_TEST = 1u << 16
+};
+
+/* What probe() found. */
+typedef struct mans_backend_probe_result {
+    int device_count;  /* >= 1: usable devices; 0: none; < 0: runtime error */
+    char text[160];    /* NUL-terminated: the device ("NVIDIA H200, sm_90, 139 GiB")
+                          or why there is none ("cudaGetDeviceCount: no CUDA-capable device") */
+} mans_backend_probe_result;
+
+/* One token stream for rans_decode_lanes: the fields of the core's
+ * RansDecodeArgs (entropy/rans.hpp), host pointers. */
+typedef struct mans_backend_rans_stream {
+    const uint32_t* table;    /* contexts << prob_bits entries */
+    const uint32_t* ctx_off;  /* 256 entries */
+    uint32_t contexts;
+    uint32_t prob_bits;
+    uint64_t tokens;          /* n */
+    uint32_t lanes;           /* 1..32 */
+    uint32_t states[32];
+    const uint16_t* words;    /* nwords (+ 64 padding) */
+    uint64_t nwords;
+    uint8_t* out;             /* interleaved, seg * lanes bytes */
+} mans_backend_rans_stream;
+
+/* Stream-level operations on host memory, arguments as in the public API
+ * (mans.h). They return a mans_status value and write the produced size to
+ * *out_size. Reserved in ABI 1: no module implements them yet. */
+typedef int (*mans_backend_mans_compress_fn)(void* dst, size_t dst_cap, const void* src, size_t src_bytes,
+                                             int dtype, size_t block_bytes, size_t* out_size);
+typedef int (*mans_backend_mans_decompress_fn)(void* dst, size_t dst_cap, const void* src, size_t src_bytes,
+                                               size_t* out_size);
+
+typedef struct mans_backend_module {
+    uint32_t abi_version;   /* MANS_BACKEND_ABI_VERSION the module was built with */
+    uint32_t struct_size;   /* sizeof(mans_backend_module) in the module's build */
+    const char* name;       /* "cuda" or "hip" */
+    const char* build_info; /* e.g. "CUDA 13.0, sm_80 sm_90" */
+    uint64_t caps;          /* MANS_BACKEND_CAP_* */
+
+    /* Counts devices; never aborts, also without a driver. */
+    void (*probe)(mans_backend_probe_result* out);
+
+    mans_backend_mans_compress_fn mans_compress;      /* null unless CAP_MANS_COMPRESS */
+    mans_backend_mans_decompress_fn mans_decompress;  /* null unless CAP_MANS_DECOMPRESS */
+    void* prism_compress;    /* reserved (ABI 1): PRISM signatures come with the kernels */
+    void* prism_decompress;  /* reserved (ABI 1) */
+
+    /* Decodes one token stream on device 0 with one warp (CAP_RANS_DECODE_TEST);
+     * returns 1 when the stream ended cleanly, 0 when corrupt, < 0 on a
+     * runtime error (text in *err, may be null). */
+    int (*rans_decode_lanes)(const mans_backend_rans_stream* s, mans_backend_probe_result* err);
+} mans_backend_module;
+
+/* The entry point. host_abi_version lets a module refuse (return null) or
+ * adapt; the loader checks the returned abi_version in any case. */
+typedef const mans_backend_module* (*mans_backend_entry_fn)(uint32_t host_abi_version);
+
+#ifdef __cplusplus
+}
+#endif

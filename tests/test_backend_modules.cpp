@@ -1,0 +1,230 @@
+// test_backend_modules.cpp - the GPU module loader and backend selection,
+// without a GPU: missing modules, files that are no library, stand-in
+// modules (tests/backend_fixture) and $MANS_BACKEND_PATH. Whatever the
+// modules say, the bytes written never change.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "core/module_loader.hpp"
+#include "mans/mans.h"
+#include "mans/mans.hpp"
+
+using mans::detail::BackendOp;
+using mans::detail::load_backend_module;
+using mans::detail::module_unusable_reason;
+using mans::detail::probe_module;
+
+namespace {
+
+std::string fixture(const char* variant) { return std::string(MANS_FIXTURE_DIR) + "/" + variant; }
+
+bool starts_with(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
+bool contains(const std::string& s, const std::string& p) { return s.find(p) != std::string::npos; }
+
+// A fresh temporary folder, removed with its files at scope exit.
+struct TempDir {
+    std::string path;
+    std::vector<std::string> files;
+    TempDir() {
+        char tmpl[] = "/tmp/mans_modules_XXXXXX";
+        const char* p = ::mkdtemp(tmpl);
+        REQUIRE(p != nullptr);
+        path = p;
+    }
+    std::string write(const std::string& name, const std::string& content) {
+        const std::string f = path + "/" + name;
+        std::ofstream(f, std::ios::binary) << content;
+        files.push_back(f);
+        return f;
+    }
+    ~TempDir() {
+        for (const auto& f : files) std::remove(f.c_str());
+        ::rmdir(path.c_str());
+    }
+};
+
+}  // namespace
+
+TEST_CASE("MANS_BACKEND_PATH is split on colons, empty entries skipped", "[backend]") {
+    CHECK(mans::detail::split_search_path(nullptr).empty());
+    CHECK(mans::detail::split_search_path("").empty());
+    CHECK(mans::detail::split_search_path("::").empty());
+    const auto d = mans::detail::split_search_path("/a::/b/c:");
+    REQUIRE(d.size() == 2);
+    CHECK(d[0] == "/a");
+    CHECK(d[1] == "/b/c");
+}
+
+TEST_CASE("search folders: MANS_BACKEND_PATH first, then the binary's folders", "[backend]") {
+    const char* old = std::getenv("MANS_BACKEND_PATH");
+    const std::string saved = old ? old : "";
+    ::setenv("MANS_BACKEND_PATH", "/first:/second", 1);
+    const auto dirs = mans::detail::backend_search_dirs();
+    if (old) ::setenv("MANS_BACKEND_PATH", saved.c_str(), 1); else ::unsetenv("MANS_BACKEND_PATH");
+    REQUIRE(dirs.size() >= 3);
+    CHECK(dirs[0] == "/first");
+    CHECK(dirs[1] == "/second");
+    // The test executable (static libmans) lives in <build>/tests: its own
+    // folder and <build>/lib, where the GPU modules are built, follow.
+    bool has_lib = false;
+    for (const auto& d : dirs) has_lib |= d.size() >= 4 && d.compare(d.size() - 4, 4, "/lib") == 0;
+    CHECK(has_lib);
+}
+
+TEST_CASE("a missing module is a reason, not an error", "[backend]") {
+    auto m = load_backend_module("cuda", {"/nonexistent/mans", "/also/not/here"});
+    CHECK(m.module == nullptr);
+    CHECK(m.path.empty());
+    CHECK(m.load_error == "cuda: libmans_backend_cuda.so not found");
+    CHECK(module_unusable_reason(m, BackendOp::mans_compress) == m.load_error);
+    auto h = load_backend_module("hip", {});
+    CHECK(h.load_error == "hip: libmans_backend_hip.so not found");
+}
+
+TEST_CASE("a module file that is not a library is reported with the loader's message", "[backend]") {
+    TempDir t;
+    const std::string f = t.write("libmans_backend_cuda.so", "this is not an ELF file\n");
+    auto m = load_backend_module("cuda", {t.path});
+    CHECK(m.module == nullptr);
+    CHECK(m.path == f);
+    INFO(m.load_error);
+    CHECK(starts_with(m.load_error, "cuda: cannot load "));
+    CHECK(m.load_error.find('\n') == std::string::npos);  // one line
+}
+
+TEST_CASE("stand-in module without a device", "[backend]") {
+    auto m = load_backend_module("cuda", {fixture("no_device")});
+    INFO(m.load_error);
+    REQUIRE(m.module != nullptr);
+    CHECK(m.module->caps == 0);
+    CHECK_FALSE(m.has_op(BackendOp::mans_compress));
+    CHECK(module_unusable_reason(m, BackendOp::mans_compress) ==
+          "cuda: module loaded, no CUDA device (fixture: no device)");
+    CHECK(m.probed);
+    CHECK(m.devices == 0);
+}
+
+TEST_CASE("stand-in module with a device but no kernels", "[backend]") {
+    auto m = load_backend_module("cuda", {fixture("device")});
+    REQUIRE(m.module != nullptr);
+    CHECK(module_unusable_reason(m, BackendOp::mans_compress) == "cuda: Fixture GPU: no MANS compress kernel yet");
+    CHECK(module_unusable_reason(m, BackendOp::prism_decompress) ==
+          "cuda: Fixture GPU: no PRISM decompress kernel yet");
+    CHECK(m.devices == 1);
+    CHECK_FALSE(m.usable_for(BackendOp::mans_compress));
+}
+
+TEST_CASE("a module claiming an operation is not used before the core dispatches it", "[backend]") {
+    auto m = load_backend_module("cuda", {fixture("claims_compress")});
+    REQUIRE(m.module != nullptr);
+    CHECK(m.has_op(BackendOp::mans_compress));
+    CHECK_FALSE(m.has_op(BackendOp::mans_decompress));
+    probe_module(m);
+    CHECK_FALSE(m.usable_for(BackendOp::mans_compress));
+    CHECK(contains(module_unusable_reason(m, BackendOp::mans_compress), "does not dispatch MANS compress"));
+}
+
+TEST_CASE("modules with a wrong ABI version, name or entry point are refused", "[backend]") {
+    auto abi = load_backend_module("cuda", {fixture("wrong_abi")});
+    CHECK(abi.module == nullptr);
+    CHECK(contains(abi.load_error, "has backend ABI 999, this libmans needs 1"));
+    CHECK(module_unusable_reason(abi, BackendOp::mans_compress) == abi.load_error);
+
+    auto name = load_backend_module("cuda", {fixture("wrong_name")});
+    CHECK(name.module == nullptr);
+    CHECK(contains(name.load_error, "is a module for 'hip'"));
+
+    auto entry = load_backend_module("cuda", {fixture("no_entry")});
+    CHECK(entry.module == nullptr);
+    CHECK(contains(entry.load_error, "not a mans backend module"));
+}
+
+TEST_CASE("the first module found is used, even when a later one would be better", "[backend]") {
+    auto m = load_backend_module("cuda", {"/nonexistent", fixture("wrong_abi"), fixture("device")});
+    CHECK(m.module == nullptr);
+    CHECK(contains(m.path, "/wrong_abi/"));
+    auto n = load_backend_module("cuda", {fixture("device"), fixture("no_device")});
+    REQUIRE(n.module != nullptr);
+    CHECK(contains(n.path, "/device/"));
+}
+
+TEST_CASE("forced GPU backends are unavailable with a reason; auto runs on the CPU", "[backend][api]") {
+    using mans::Backend;
+    using mans::Operation;
+    for (Backend g : {Backend::cuda, Backend::hip}) {
+        const std::string name = g == Backend::cuda ? "cuda" : "hip";
+        for (Operation op : {Operation::compress, Operation::decompress, Operation::prism_compress,
+                             Operation::prism_decompress}) {
+            CHECK(mans::backend_status(g, op) == mans::Errc::backend_unavailable);
+            const std::string why = mans::backend_report(g, op);
+            INFO(why);
+            CHECK(starts_with(why, name + ": "));
+            CHECK(why.find('\n') == std::string::npos);
+        }
+        CHECK(mans::backend_status(g) == mans::Errc::backend_unavailable);
+        CHECK(std::string(mans::backend_description(g, false)) == "unavailable");
+    }
+    const std::string cpu = mans::backend_description(Backend::cpu, false);
+    CHECK(mans::backend_status(Backend::automatic, Operation::compress) == mans::Errc::ok);
+    CHECK(std::string(mans::backend_report(Backend::cpu, Operation::compress)) == cpu);
+    const std::string line = mans::backend_report(Backend::automatic, Operation::compress);
+    INFO(line);
+    CHECK(starts_with(line, cpu + "; cuda: "));
+    CHECK(contains(line, "; hip: "));
+    // Stable pointers: the same line each time.
+    CHECK(mans::backend_report(Backend::automatic, Operation::compress) ==
+          mans::backend_report(Backend::automatic, Operation::compress));
+}
+
+TEST_CASE("C API: forced GPU backends and the report", "[backend][api]") {
+    mans_cctx* c = mans_cctx_create();
+    mans_dctx* d = mans_dctx_create();
+    REQUIRE(c);
+    REQUIRE(d);
+    CHECK(mans_cctx_set_param(c, MANS_PARAM_BACKEND, MANS_BACKEND_CUDA) == MANS_ERR_BACKEND_UNAVAILABLE);
+    CHECK(mans_cctx_set_param(c, MANS_PARAM_BACKEND, MANS_BACKEND_HIP) == MANS_ERR_BACKEND_UNAVAILABLE);
+    CHECK(mans_dctx_set_param(d, MANS_PARAM_BACKEND, MANS_BACKEND_CUDA) == MANS_ERR_BACKEND_UNAVAILABLE);
+    CHECK(mans_cctx_set_param(c, MANS_PARAM_BACKEND, MANS_BACKEND_AUTO) == MANS_OK);
+    mans_cctx_free(c);
+    mans_dctx_free(d);
+    CHECK(std::string(mans_backend_report(MANS_BACKEND_CUDA, MANS_OP_COMPRESS, 0)).rfind("cuda: ", 0) == 0);
+    CHECK(std::string(mans_backend_report(MANS_BACKEND_AUTO, static_cast<mans_operation>(99), 0)) ==
+          "invalid operation");
+    CHECK(std::string(mans_backend_report(static_cast<mans_backend>(77), MANS_OP_COMPRESS, 0)) ==
+          "unknown backend");
+}
+
+TEST_CASE("auto and cpu write the same bytes", "[backend][api]") {
+    std::vector<std::uint16_t> v(200000);
+    std::uint32_t x = 12345;
+    for (auto& e : v) {
+        x = x * 1664525u + 1013904223u;
+        e = static_cast<std::uint16_t>(1000 + (x >> 24));
+    }
+    const std::size_t bytes = v.size() * 2;
+    std::vector<std::uint8_t> a(mans::compress_bound(bytes)), b(a.size());
+    mans::CompressConfig cfg;
+    cfg.backend = mans::Backend::automatic;
+    const auto ra = mans::compress(a.data(), a.size(), v.data(), bytes, cfg);
+    cfg.backend = mans::Backend::cpu;
+    const auto rb = mans::compress(b.data(), b.size(), v.data(), bytes, cfg);
+    REQUIRE(ra);
+    REQUIRE(rb);
+    REQUIRE(ra.size == rb.size);
+    CHECK(std::equal(a.begin(), a.begin() + ra.size, b.begin()));
+    cfg.backend = mans::Backend::cuda;
+    CHECK(mans::compress(b.data(), b.size(), v.data(), bytes, cfg).code == mans::Errc::backend_unavailable);
+    std::vector<std::uint16_t> back(v.size());
+    mans::DecompressConfig dc;
+    dc.backend = mans::Backend::hip;
+    CHECK(mans::decompress(back.data(), bytes, a.data(), ra.size, dc).code == mans::Errc::backend_unavailable);
+}
