@@ -95,16 +95,24 @@ static hid_t slab(hid_t space, const field* f, hsize_t first, hsize_t rows) {
     return H5Screate_simple(f->rank, count, NULL);
 }
 
-static int write_all(const char* path, const char* dir) {
+/* Creates (or opens read-only) a file over MPI-IO with collective metadata,
+ * and the collective transfer list that filtered writes require. */
+static hid_t open_parallel(const char* path, int create, hid_t* dxpl) {
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
     H5Pset_all_coll_metadata_ops(fapl, 1);
-    H5Pset_coll_metadata_write(fapl, 1);
-    hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    if (create) H5Pset_coll_metadata_write(fapl, 1);
+    const hid_t file = create ? H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl) : H5Fopen(path, H5F_ACC_RDONLY, fapl);
     H5Pclose(fapl);
+    *dxpl = H5Pcreate(H5P_DATASET_XFER);
+    H5Pset_dxpl_mpio(*dxpl, H5FD_MPIO_COLLECTIVE);
+    return file;
+}
+
+static int write_all(const char* path, const char* dir) {
+    hid_t dxpl = -1;
+    const hid_t file = open_parallel(path, 1, &dxpl);
     if (file < 0) return 1;
-    hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
-    H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
     int failures = 0;
     for (int i = 0; i < NFIELDS; ++i) {
         const field* f = &fields[i];
@@ -148,13 +156,9 @@ static int write_all(const char* path, const char* dir) {
 }
 
 static int read_check(const char* path, const char* dir, unsigned long long* checked) {
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
-    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
-    H5Pclose(fapl);
+    hid_t dxpl = -1;
+    const hid_t file = open_parallel(path, 0, &dxpl);
     if (file < 0) return 1;
-    hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
-    H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
     int failures = 0;
     for (int i = 0; i < NFIELDS; ++i) {
         const field* f = &fields[i];
