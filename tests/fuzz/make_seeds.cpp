@@ -1,6 +1,8 @@
 // make_seeds OUT_DIR - writes deterministic seed inputs for the fuzz targets:
 // OUT_DIR/decompress (whole streams), OUT_DIR/block (dtype byte, count byte,
-// block payload of every mapping), OUT_DIR/roundtrip (selector byte + data).
+// block payload of every mapping), OUT_DIR/roundtrip (selector byte + data),
+// OUT_DIR/prism (selector byte + archive); plus seeds made from the real
+// fields of ../shared/data when it is there.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -95,6 +97,56 @@ int write_prism_seeds(const fs::path& dir) {
     }
     return files;
 }
+// Seeds from the real fields of ../shared/data (MANS_SHARED_DATA_DIR), when
+// present: MANS streams and round-trip inputs of integer data, PRISM
+// archives of float fields, each small enough for the fuzzers' 64 KiB limit.
+int write_real_seeds(const fs::path& out, const fs::path& data) {
+    auto load = [&](const char* name, std::size_t max_bytes) {
+        std::ifstream f(data / name, std::ios::binary);
+        Bytes b((std::istreambuf_iterator<char>(f)), {});
+        if (b.size() > max_bytes) b.resize(max_bytes);
+        return b;
+    };
+    int files = 0;
+    const struct { const char* file; mans::DType t; } ints[] = {
+        {"exafel_1024kB.u16", mans::DType::u16}, {"oisst_sst_1x1x90x180.i16", mans::DType::i16},
+        {"navy_uwnd_132x73x144.f32", mans::DType::u32}};  // float bit patterns as u32
+    for (const auto& in : ints) {
+        Bytes raw = load(in.file, 16384);
+        if (raw.empty()) continue;
+        mans::CompressConfig cfg;
+        cfg.dtype = in.t;
+        cfg.block_bytes = 4096;
+        write(out / "decompress" / ("real_" + std::to_string(files++) + ".mans"), compress(raw, cfg));
+        Bytes rt = {static_cast<std::uint8_t>(static_cast<unsigned>(in.t) - 1)};
+        rt.insert(rt.end(), raw.begin(), raw.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(raw.size(), 6000)));
+        write(out / "roundtrip" / ("real_" + std::to_string(files++) + ".bin"), rt);
+    }
+    const struct { const char* file; unsigned rank; std::uint64_t dims[3]; bool f64; } floats[] = {
+        {"echam5_t_17x96x192.f32", 2, {96, 192, 0}, false},        // the first level
+        {"levitus_temp_20x180x360.f32", 2, {180, 360, 0}, false},  // land fill -1e10
+        {"sdo_aia171_128x128.f64", 2, {128, 128, 0}, true}};
+    for (const auto& in : floats) {
+        const std::size_t es = in.f64 ? 8 : 4;
+        const Bytes raw = load(in.file, in.dims[0] * in.dims[1] * es);
+        if (raw.size() != in.dims[0] * in.dims[1] * es) continue;
+        mans::prism::CompressConfig cfg;
+        cfg.type = in.f64 ? mans::prism::FloatType::f64 : mans::prism::FloatType::f32;
+        cfg.rank = in.rank;
+        cfg.dims[0] = in.dims[0], cfg.dims[1] = in.dims[1];
+        cfg.mode = mans::prism::ErrorMode::relative;
+        cfg.error_bound = 1e-2;
+        std::vector<std::uint8_t> archive;
+        if (mans::prism::compress(raw.data(), raw.size(), cfg, &archive) != mans::Errc::ok) continue;
+        if (archive.size() + 1 > 65536) continue;
+        for (std::uint8_t selector = 0; selector < 5; ++selector) {
+            Bytes seed = {selector};
+            seed.insert(seed.end(), archive.begin(), archive.end());
+            write(out / "prism" / ("real_" + std::to_string(files++) + ".bin"), seed);
+        }
+    }
+    return files;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -133,6 +185,9 @@ int main(int argc, char** argv) {
         }
     }
     files += write_prism_seeds(out / "prism");
+    const fs::path data(MANS_SHARED_DATA_DIR);
+    if (fs::is_directory(data)) files += write_real_seeds(out, data);
+    else std::printf("make_seeds: no %s, no real-data seeds\n", data.string().c_str());
     std::printf("make_seeds: %d files in %s\n", files, argv[1]);
     return 0;
 }
