@@ -26,7 +26,7 @@ targets=(
   "block      280000 65536"
   "roundtrip    4800  8192"   # each run compresses twice and decompresses
   "prism       35000 65536"
-  "h5filter     5000 65536"   # the HDF5 filter callback (built with HDF5); PRISM encodes + decodes
+  "h5filter     2000 65536"   # the HDF5 filter callback (built with HDF5); PRISM encodes + decodes
 )
 selected="${MANS_FUZZ_TARGETS:-}"
 
