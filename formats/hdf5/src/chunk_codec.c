@@ -173,6 +173,11 @@ uint64_t mans_h5_chunk_bytes(const mans_h5_config* c) {
     return bytes;
 }
 
+int mans_h5_is_raw_chunk(const mans_h5_config* c, size_t stored_bytes) {
+    const uint64_t raw = mans_h5_chunk_bytes(c);
+    return raw != 0 && (uint64_t)stored_bytes == raw;
+}
+
 int mans_h5_parse_read_target(const char* text, mans_h5_read_target* t) {
     t->kind = MANS_PRISM_TARGET_FULL;
     t->value = 0;
@@ -366,7 +371,7 @@ mans_status mans_h5_decode_chunk(const mans_h5_config* c, const mans_h5_read_tar
         return MANS_ERR_INVALID_ARGUMENT;
     }
     const size_t raw = (size_t)raw64;
-    if (n == raw) return copy_out(src, n, out, out_size); /* stored as it was */
+    if (mans_h5_is_raw_chunk(c, n)) return copy_out(src, n, out, out_size); /* stored as it was */
     if (n < 6 || memcmp(src, "MANS", 4) != 0) {
         set_msg(msg, msg_cap, "chunk of %zu bytes is neither raw (%zu bytes) nor a mans stream", n, raw);
         return n < 6 ? MANS_ERR_TRUNCATED : MANS_ERR_BAD_MAGIC;

@@ -62,6 +62,10 @@ int mans_h5_decode_config(size_t n, const unsigned int* cd, mans_h5_config* c, c
 /* Raw bytes of one chunk; 0 when the shape is invalid or overflows. */
 uint64_t mans_h5_chunk_bytes(const mans_h5_config* c);
 
+/* The raw-chunk rule (FORMAT.md 5.3): a stored chunk of exactly the raw
+ * chunk size holds the chunk as it is; a coded chunk is always shorter. */
+int mans_h5_is_raw_chunk(const mans_h5_config* c, size_t stored_bytes);
+
 /* Parses "full", "abs:E", "rel:E", "psnr:DB" or "bytes:N" (the
  * MANS_H5_READ_TARGET setting). 0 on success. */
 int mans_h5_parse_read_target(const char* text, mans_h5_read_target* t);

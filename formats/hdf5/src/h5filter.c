@@ -283,7 +283,7 @@ static size_t filter(unsigned int flags, size_t cd_nelmts, const unsigned int cd
     mans_h5_read_target target;
     if (current_read_target(&target) < 0) return 0;
     if (flags & H5Z_FLAG_REVERSE) {
-        if ((uint64_t)nbytes == mans_h5_chunk_bytes(&c)) return nbytes; /* stored raw: nothing to do */
+        if (mans_h5_is_raw_chunk(&c, nbytes)) return nbytes; /* stored raw: nothing to do */
         s = mans_h5_decode_chunk(&c, &target, *buf, nbytes, &out, &out_size, msg, sizeof msg);
     } else {
         /* With a coarse read target, a chunk HDF5 reads back to update it
@@ -294,7 +294,7 @@ static size_t filter(unsigned int flags, size_t cd_nelmts, const unsigned int cd
             return 0;
         }
         s = mans_h5_encode_chunk(&c, *buf, nbytes, &out, &out_size, msg, sizeof msg);
-        if (s == MANS_OK && out_size == nbytes) { /* stored raw: the buffer already holds it */
+        if (s == MANS_OK && mans_h5_is_raw_chunk(&c, out_size)) { /* stored raw: the buffer already holds it */
             free(out);
             return nbytes;
         }
