@@ -35,10 +35,10 @@ Errc select_backend(Backend requested, detail::BackendOp op, const detail::Backe
         case Backend::cpu: *out = &detail::cpu_backend(); return Errc::ok;
         case Backend::cuda:
         case Backend::hip:
-            // gpu_module_usable() stays false until the core dispatches op
-            // to modules (kDispatchedCaps); then this returns the module's
-            // detail::Backend.
-            (void)detail::gpu_module_usable(gpu_name(requested), op);
+            // No operation is dispatched to modules yet (kDispatchedCaps is
+            // 0): once one is, return the module's detail::Backend when
+            // detail::gpu_module_usable(gpu_name(requested), op) holds.
+            (void)op;
             return Errc::backend_unavailable;
     }
     return Errc::invalid_argument;
