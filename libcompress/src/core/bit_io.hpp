@@ -58,19 +58,20 @@ private:
     unsigned fill_ = 0;
 };
 
+// Shared by the CPU and the GPU decoders (MANS_HD).
 class BitReader {
 public:
-    BitReader(const std::uint8_t* p, std::size_t n) : p_(p), n_(n) { refill(); }
+    MANS_HD BitReader(const std::uint8_t* p, std::size_t n) : p_(p), n_(n) { refill(); }
 
     // Returns the next `n` bits, n <= 56.
-    std::uint64_t get(unsigned n) {
+    MANS_HD std::uint64_t get(unsigned n) {
         if (fill_ < n) refill();
         const std::uint64_t v = acc_ & ((1ull << n) - 1);
         acc_ >>= n;
         fill_ -= n;
         return v;
     }
-    std::uint64_t get_wide(unsigned n) {
+    MANS_HD std::uint64_t get_wide(unsigned n) {
         if (n > 32) {
             const std::uint64_t lo = get(32);
             return lo | (get(n - 32) << 32);
@@ -78,15 +79,15 @@ public:
         return get(n);
     }
     // Peeks 32 bits (zeros past the end).
-    std::uint32_t peek32() {
+    MANS_HD std::uint32_t peek32() {
         if (fill_ < 32) refill();
         return static_cast<std::uint32_t>(acc_);
     }
-    std::uint64_t bits_consumed() const { return 8 * static_cast<std::uint64_t>(pos_) - fill_; }
-    bool overrun() const { return bits_consumed() > 8 * static_cast<std::uint64_t>(n_); }
+    MANS_HD std::uint64_t bits_consumed() const { return 8 * static_cast<std::uint64_t>(pos_) - fill_; }
+    MANS_HD bool overrun() const { return bits_consumed() > 8 * static_cast<std::uint64_t>(n_); }
 
 private:
-    void refill() {
+    MANS_HD void refill() {
         if (pos_ + 8 <= n_) {
             // Fast path: OR in 8 bytes. Bits above the new fill level are the
             // following bytes at their final positions, so re-ORing them on

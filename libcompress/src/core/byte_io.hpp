@@ -18,12 +18,12 @@ namespace mans::detail {
 template <typename T>
 MANS_HD T load_le(const std::uint8_t* p) {
     T v;
-    std::memcpy(&v, p, sizeof(T));
+    hd_memcpy(&v, p, sizeof(T));
     return v;
 }
 template <typename T>
 MANS_HD void store_le(std::uint8_t* p, T v) {
-    std::memcpy(p, &v, sizeof(T));
+    hd_memcpy(p, &v, sizeof(T));
 }
 
 // Unsigned LEB128: 7 bits per byte, low bits first, high bit = more follows.
@@ -38,15 +38,16 @@ inline unsigned encode_varint(std::uint64_t v, std::uint8_t* out) {
     return n;
 }
 
+// Shared by the CPU and the GPU decoders (MANS_HD).
 class ByteReader {
 public:
-    ByteReader(const std::uint8_t* data, std::size_t size) : p_(data), end_(data + size) {}
+    MANS_HD ByteReader(const std::uint8_t* data, std::size_t size) : p_(data), end_(data + size) {}
 
-    std::size_t remaining() const { return static_cast<std::size_t>(end_ - p_); }
-    const std::uint8_t* pos() const { return p_; }
+    MANS_HD std::size_t remaining() const { return static_cast<std::size_t>(end_ - p_); }
+    MANS_HD const std::uint8_t* pos() const { return p_; }
 
     template <typename T>
-    bool read(T* out) {
+    MANS_HD bool read(T* out) {
         if (remaining() < sizeof(T)) return false;
         *out = load_le<T>(p_);
         p_ += sizeof(T);
@@ -54,7 +55,7 @@ public:
     }
     // Reads an unsigned LEB128 value of at most `max_bytes` (1..4) bytes,
     // so that it always fits in 28 bits.
-    bool read_varint(std::uint32_t* out, int max_bytes) {
+    MANS_HD bool read_varint(std::uint32_t* out, int max_bytes) {
         std::uint32_t v = 0;
         for (int i = 0; i < max_bytes && i < 4; ++i) {
             if (p_ == end_) return false;
@@ -68,7 +69,7 @@ public:
         return false;
     }
     // Unsigned LEB128 of up to 64 bits (at most 10 bytes, no overflow).
-    bool read_varint64(std::uint64_t* out) {
+    MANS_HD bool read_varint64(std::uint64_t* out) {
         std::uint64_t v = 0;
         for (int i = 0; i < 10; ++i) {
             if (p_ == end_) return false;
@@ -82,7 +83,7 @@ public:
         }
         return false;
     }
-    bool take(std::size_t n, const std::uint8_t** out) {
+    MANS_HD bool take(std::size_t n, const std::uint8_t** out) {
         if (remaining() < n) return false;
         *out = p_;
         p_ += n;

@@ -14,3 +14,14 @@
 #else
 #define MANS_HD inline
 #endif
+
+#include <cstddef>
+
+namespace mans::detail {
+
+// memcpy/memset for MANS_HD code: std::memcpy is a host function to the GPU
+// compilers, the builtins compile everywhere (on the host: a memcpy call).
+MANS_HD void hd_memcpy(void* dst, const void* src, std::size_t n) { __builtin_memcpy(dst, src, n); }
+MANS_HD void hd_memset(void* dst, int v, std::size_t n) { __builtin_memset(dst, v, n); }
+
+}  // namespace mans::detail

@@ -82,6 +82,12 @@ MANS_HD unsigned token_class8(unsigned tok) {
     return tok >= 64 ? 7u : tok >= 32 ? 6u : tok >= 16 ? 5u : tok >= 8 ? 4u : tok >= 4 ? 3u : tok >= 2 ? 2u : tok;
 }
 
+// Context index of a token in a stream with `contexts` (1, 2, 4, 8) contexts.
+MANS_HD unsigned context_of(unsigned tok, unsigned contexts) {
+    const unsigned c = token_class8(tok);
+    return c < contexts ? c : contexts - 1;
+}
+
 // Geometry of one token stream.
 struct LaneLayout {
     std::size_t n = 0;    // tokens
@@ -160,9 +166,48 @@ bool rans_decode_scalar(const RansDecodeArgs& a);
 // upwards; both update the lane states x and the word cursor.
 void rans_encode_steps_scalar(const RansEncodeArgs& a, std::size_t t_lo, std::size_t t_hi,
                               std::uint32_t* x, std::uint16_t** w);
-bool rans_decode_steps_scalar(const RansDecodeArgs& a, std::size_t t_lo, std::size_t t_hi,
-                              std::uint32_t* x, std::size_t* rd);
-// Final checks of a decode: every word consumed, every lane back at kStateLow.
-bool rans_decode_finished(const RansDecodeArgs& a, const std::uint32_t* x, std::size_t rd);
+
+// The decoding loops are MANS_HD: the GPU block decoder runs them too.
+MANS_HD bool rans_decode_steps_scalar(const RansDecodeArgs& a, std::size_t t_lo, std::size_t t_hi,
+                                      std::uint32_t* x, std::size_t* rdp) {
+    const LaneLayout& lay = a.layout;
+    std::size_t rd = *rdp;
+    for (std::size_t t = t_lo; t < t_hi; ++t) {
+        const unsigned active = lay.active_at(t);
+        std::uint8_t* row = a.out + t * lay.lanes;
+        const std::uint8_t* prev = t ? row - lay.lanes : nullptr;
+        for (unsigned j = 0; j < active; ++j) {
+            const std::uint32_t off = prev ? a.ctx_off[prev[j]] : 0;
+            const DecLaneStep s = dec_lane_step(x[j], a.table, off, a.prob_bits);
+            row[j] = static_cast<std::uint8_t>(s.token);
+            // Branch-free refill; reads stay within the padding and the
+            // count is checked once per step.
+            x[j] = dec_refill(s, a.words[rd]);
+            rd += s.needs_word;
+        }
+        for (unsigned j = active; j < lay.lanes; ++j) row[j] = 0;
+        if (rd > a.nwords) return false;
+    }
+    *rdp = rd;
+    return true;
+}
+
+// Final checks of a decode: every word consumed, every lane back at
+// kStateLow (its initial state) - a strong check against corrupt payloads.
+MANS_HD bool rans_decode_finished(const RansDecodeArgs& a, const std::uint32_t* x, std::size_t rd) {
+    if (rd != a.nwords) return false;
+    for (unsigned j = 0; j < a.layout.lanes; ++j)
+        if (x[j] != kStateLow) return false;
+    return true;
+}
+
+// The whole reference decode (rans_decode_scalar is this, out of line).
+MANS_HD bool rans_decode_reference(const RansDecodeArgs& a) {
+    std::uint32_t x[kMaxLanes];
+    for (unsigned j = 0; j < a.layout.lanes; ++j) x[j] = a.states[j];
+    std::size_t rd = 0;
+    if (!rans_decode_steps_scalar(a, 0, a.layout.seg, x, &rd)) return false;
+    return rans_decode_finished(a, x, rd);
+}
 
 }  // namespace mans::detail

@@ -39,45 +39,6 @@ void rans_encode_scalar(RansEncodeArgs& a) {
     a.ok = true;
 }
 
-bool rans_decode_steps_scalar(const RansDecodeArgs& a, std::size_t t_lo, std::size_t t_hi,
-                              std::uint32_t* x, std::size_t* rdp) {
-    const LaneLayout& lay = a.layout;
-    std::size_t rd = *rdp;
-    for (std::size_t t = t_lo; t < t_hi; ++t) {
-        const unsigned active = lay.active_at(t);
-        std::uint8_t* row = a.out + t * lay.lanes;
-        const std::uint8_t* prev = t ? row - lay.lanes : nullptr;
-        for (unsigned j = 0; j < active; ++j) {
-            const std::uint32_t off = prev ? a.ctx_off[prev[j]] : 0;
-            const DecLaneStep s = dec_lane_step(x[j], a.table, off, a.prob_bits);
-            row[j] = static_cast<std::uint8_t>(s.token);
-            // Branch-free refill; reads stay within the padding and the
-            // count is checked once per step.
-            x[j] = dec_refill(s, a.words[rd]);
-            rd += s.needs_word;
-        }
-        for (unsigned j = active; j < lay.lanes; ++j) row[j] = 0;
-        if (rd > a.nwords) return false;
-    }
-    *rdp = rd;
-    return true;
-}
-
-bool rans_decode_finished(const RansDecodeArgs& a, const std::uint32_t* x, std::size_t rd) {
-    // A valid stream ends with every word consumed and every lane back in
-    // its initial state: a strong check against corrupt payloads.
-    if (rd != a.nwords) return false;
-    for (unsigned j = 0; j < a.layout.lanes; ++j)
-        if (x[j] != kStateLow) return false;
-    return true;
-}
-
-bool rans_decode_scalar(const RansDecodeArgs& a) {
-    std::uint32_t x[kMaxLanes];
-    for (unsigned j = 0; j < a.layout.lanes; ++j) x[j] = a.states[j];
-    std::size_t rd = 0;
-    if (!rans_decode_steps_scalar(a, 0, a.layout.seg, x, &rd)) return false;
-    return rans_decode_finished(a, x, rd);
-}
+bool rans_decode_scalar(const RansDecodeArgs& a) { return rans_decode_reference(a); }
 
 }  // namespace mans::detail

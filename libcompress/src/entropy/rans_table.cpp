@@ -9,9 +9,6 @@
 namespace mans::detail {
 
 namespace {
-// Symbols stored as a list when there are few of them, else as a bitmap.
-constexpr unsigned kListMaxSymbols = 40;
-
 // Bits saved (16.16) by moving symbol s from q to q+1; lost by q to q-1.
 std::uint64_t gain_up(std::uint64_t c, std::uint32_t q) {
     return c * (log2_small_fix16(q + 1) - log2_small_fix16(q));
@@ -101,50 +98,6 @@ std::size_t freq_table_bytes(const FreqTable& t) {
     return w.size();
 }
 
-bool read_freq_table(ByteReader& r, unsigned prob_bits, FreqTable* t) {
-    const std::uint32_t M = 1u << prob_bits;
-    std::uint8_t nsym_m1 = 0;
-    if (!r.read(&nsym_m1)) return false;
-    const unsigned nsym = nsym_m1 + 1u;
-    if (nsym > M) return false;
-    bool present[256] = {};
-    if (nsym <= kListMaxSymbols) {
-        int prev = -1;
-        for (unsigned i = 0; i < nsym; ++i) {
-            std::uint8_t gap = 0;
-            if (!r.read(&gap)) return false;
-            const int s = prev + 1 + gap;
-            if (s > 255) return false;
-            present[s] = true;
-            prev = s;
-        }
-    } else {
-        const std::uint8_t* bitmap = nullptr;
-        if (!r.take(32, &bitmap)) return false;
-        unsigned count = 0;
-        for (unsigned s = 0; s < 256; ++s) {
-            present[s] = (bitmap[s >> 3] >> (s & 7)) & 1;
-            count += present[s];
-        }
-        if (count != nsym) return false;
-    }
-    unsigned last = 0;
-    for (unsigned s = 0; s < 256; ++s)
-        if (present[s]) last = s;
-    std::uint64_t sum = 0;
-    for (unsigned s = 0; s < 256; ++s) {
-        t->q[s] = 0;
-        if (!present[s] || s == last) continue;
-        std::uint32_t qm1 = 0;
-        if (!r.read_varint(&qm1, 2) || qm1 >= M) return false;
-        t->q[s] = qm1 + 1;
-        sum += t->q[s];
-    }
-    if (sum >= M) return false;
-    t->q[last] = static_cast<std::uint32_t>(M - sum);
-    return true;
-}
-
 void build_enc_table(const FreqTable& t, unsigned prob_bits, EncSym* out) {
     const std::uint32_t M = 1u << prob_bits;
     std::uint32_t cum = 0;
@@ -169,12 +122,6 @@ void build_enc_table(const FreqTable& t, unsigned prob_bits, EncSym* out) {
         }
         cum += f;
     }
-}
-
-void build_dec_table(const FreqTable& t, std::uint32_t* out) {
-    std::uint32_t slot = 0;
-    for (unsigned s = 0; s < 256; ++s)
-        for (std::uint32_t b = 0; b < t.q[s]; ++b) out[slot++] = dec_entry(s, t.q[s], b);
 }
 
 }  // namespace mans::detail

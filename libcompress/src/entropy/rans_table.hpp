@@ -17,6 +17,9 @@ struct FreqTable {
     std::uint32_t q[256];
 };
 
+// Symbols stored as a list when there are few of them, else as a bitmap.
+inline constexpr unsigned kListMaxSymbols = 40;
+
 // Scales `counts` (at least one non-zero) to 2^prob_bits. Symbols that occur
 // keep q >= 1; the rounding error is settled greedily where it costs the
 // fewest bits, so frequent symbols are never robbed to pay for rare ones.
@@ -27,10 +30,60 @@ std::uint64_t coded_cost_fix16(const std::uint32_t* counts, const FreqTable& t, 
 
 // Compact table storage (docs/FORMAT.md "Frequency table").
 void write_freq_table(ByteWriter& w, const FreqTable& t);
-bool read_freq_table(ByteReader& r, unsigned prob_bits, FreqTable* t);
 std::size_t freq_table_bytes(const FreqTable& t);
 
 void build_enc_table(const FreqTable& t, unsigned prob_bits, EncSym* out256);
-void build_dec_table(const FreqTable& t, std::uint32_t* out);
+
+// Decoder side, shared with the GPU decoder (MANS_HD). read_freq_table
+// checks every field: symbol list or bitmap, each frequency, and the sum.
+MANS_HD bool read_freq_table(ByteReader& r, unsigned prob_bits, FreqTable* t) {
+    const std::uint32_t M = 1u << prob_bits;
+    std::uint8_t nsym_m1 = 0;
+    if (!r.read(&nsym_m1)) return false;
+    const unsigned nsym = nsym_m1 + 1u;
+    if (nsym > M) return false;
+    bool present[256] = {};
+    if (nsym <= kListMaxSymbols) {
+        int prev = -1;
+        for (unsigned i = 0; i < nsym; ++i) {
+            std::uint8_t gap = 0;
+            if (!r.read(&gap)) return false;
+            const int s = prev + 1 + gap;
+            if (s > 255) return false;
+            present[s] = true;
+            prev = s;
+        }
+    } else {
+        const std::uint8_t* bitmap = nullptr;
+        if (!r.take(32, &bitmap)) return false;
+        unsigned count = 0;
+        for (unsigned s = 0; s < 256; ++s) {
+            present[s] = (bitmap[s >> 3] >> (s & 7)) & 1;
+            count += present[s];
+        }
+        if (count != nsym) return false;
+    }
+    unsigned last = 0;
+    for (unsigned s = 0; s < 256; ++s)
+        if (present[s]) last = s;
+    std::uint64_t sum = 0;
+    for (unsigned s = 0; s < 256; ++s) {
+        t->q[s] = 0;
+        if (!present[s] || s == last) continue;
+        std::uint32_t qm1 = 0;
+        if (!r.read_varint(&qm1, 2) || qm1 >= M) return false;
+        t->q[s] = qm1 + 1;
+        sum += t->q[s];
+    }
+    if (sum >= M) return false;
+    t->q[last] = static_cast<std::uint32_t>(M - sum);
+    return true;
+}
+
+MANS_HD void build_dec_table(const FreqTable& t, std::uint32_t* out) {
+    std::uint32_t slot = 0;
+    for (unsigned s = 0; s < 256; ++s)
+        for (std::uint32_t b = 0; b < t.q[s]; ++b) out[slot++] = dec_entry(s, t.q[s], b);
+}
 
 }  // namespace mans::detail

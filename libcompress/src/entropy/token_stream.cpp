@@ -5,17 +5,11 @@
 #include <cstring>
 
 #include "entropy/cost_model.hpp"
+#include "entropy/token_stream_decode.hpp"
 
 namespace mans::detail {
 
 namespace {
-
-constexpr unsigned kStreamFlagReservedMask = 0xe0;
-
-unsigned context_of(unsigned tok, unsigned contexts) {
-    const unsigned c = token_class8(tok);
-    return c < contexts ? c : contexts - 1;
-}
 
 unsigned symbols_in(const std::uint32_t* hist) {
     unsigned n = 0;
@@ -147,49 +141,12 @@ bool encode_token_stream(const std::uint8_t* tokens, const LaneLayout& lay,
 bool decode_token_stream(ByteReader& r, std::size_t n, const RansKernels& kernels,
                          TokenStreamScratch& sc, std::vector<std::uint8_t>& out,
                          LaneLayout* layout) {
-    std::uint8_t flags = 0, bits = 0;
-    if (!r.read(&flags) || !r.read(&bits)) return false;
-    if (flags & kStreamFlagReservedMask) return false;
-    const unsigned lanes_log2 = flags & 7, k_log2 = (flags >> 3) & 3;
-    if (lanes_log2 > 5) return false;
-    if (bits < kMinProbBits || bits > kMaxProbBits) return false;
-    const unsigned lanes = 1u << lanes_log2, contexts = 1u << k_log2;
-    const LaneLayout lay = LaneLayout::make(n, lanes);
-
     sc.dec.resize(static_cast<std::size_t>(kMaxContexts) << kMaxProbBits);
-    for (unsigned c = 0; c < contexts; ++c) {
-        FreqTable t;
-        if (!read_freq_table(r, bits, &t)) return false;
-        build_dec_table(t, &sc.dec[static_cast<std::size_t>(c) << bits]);
-    }
-    std::uint32_t ctx_off[256];
-    for (unsigned s = 0; s < 256; ++s) ctx_off[s] = context_of(s, contexts) << bits;
-
-    RansDecodeArgs args;
-    args.table = sc.dec.data();
-    args.ctx_off = ctx_off;
-    args.contexts = contexts;
-    args.prob_bits = bits;
-    args.layout = lay;
-    std::uint32_t nwords = 0;
-    if (!r.read(&nwords)) return false;
-    for (unsigned j = 0; j < lanes; ++j) {
-        if (!r.read(&args.states[j])) return false;
-        // A state outside the coder's range can only come from corruption.
-        if (args.states[j] < kStateLow || args.states[j] >= (kStateLow << 16)) return false;
-    }
-    const std::uint8_t* words = nullptr;
-    if (nwords > n || !r.take(2ull * nwords, &words)) return false;
-    // Words are little-endian u16; copy to aligned storage for the kernels.
-    sc.words.resize(nwords + kWordPadding);
-    std::memcpy(sc.words.data(), words, 2ull * nwords);
-    args.words = sc.words.data();
-    args.nwords = nwords;
-    out.resize(lay.slots() + 64);
-    args.out = out.data();
-    if (!kernels.decode(args)) return false;
-    *layout = lay;
-    return true;
+    sc.words.resize(n + kWordPadding);
+    out.resize(token_buffer_entries(n));
+    const TokenDecodeBuffers b{sc.dec.data(), sc.words.data(), out.data()};
+    return decode_token_stream_into(
+        r, n, [&](const RansDecodeArgs& a) { return kernels.decode(a); }, b, layout);
 }
 
 }  // namespace mans::detail

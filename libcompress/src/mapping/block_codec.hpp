@@ -13,18 +13,11 @@
 
 #include "backend.hpp"
 #include "entropy/token_stream.hpp"
+#include "mapping/block_decode.hpp"  // BlockMode
 #include "mans/mans.hpp"
 
 namespace mans::detail {
 
-enum class BlockMode : std::uint8_t {
-    stored = 0,
-    constant = 1,
-    token = 2,
-    adm = 3,
-    byte_planes = 4,
-    dictionary = 5,
-};
 
 // Optional override for tests: force one mapping (falls back to stored when it
 // cannot represent the block).

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "core/byte_io.hpp"
+#include "core/hd.hpp"
 #include "entropy/rans.hpp"
 #include "mans/mans.hpp"
 
@@ -21,11 +22,11 @@ struct Elem {
 // so elements are read and written through memcpy (a plain move on x86).
 // Biased (order-preserving unsigned) value of element i:
 template <typename U>
-inline std::uint64_t load_biased(const std::uint8_t* p, std::size_t i, std::uint64_t flip) {
+MANS_HD std::uint64_t load_biased(const std::uint8_t* p, std::size_t i, std::uint64_t flip) {
     return static_cast<std::uint64_t>(load_le<U>(p + i * sizeof(U))) ^ flip;
 }
 template <typename U>
-inline void store_elem(std::uint8_t* p, std::size_t i, std::uint64_t v) {
+MANS_HD void store_elem(std::uint8_t* p, std::size_t i, std::uint64_t v) {
     store_le<U>(p + i * sizeof(U), static_cast<U>(v));
 }
 
@@ -33,20 +34,31 @@ inline void store_elem(std::uint8_t* p, std::size_t i, std::uint64_t v) {
 // Walks a block in element order, lane by lane: fn(slot, element index),
 // where slot is the element's position in the coder's interleaved order.
 template <typename Fn>
-inline void for_each_element(const LaneLayout& lay, Fn&& fn) {
+MANS_HD void for_each_element(const LaneLayout& lay, Fn&& fn) {
     for (unsigned j = 0; j < lay.lanes; ++j) {
         const std::size_t len = lay.lane_len(j), first = j * lay.seg;
         for (std::size_t t = 0; t < len; ++t) fn(t * lay.lanes + j, first + t);
     }
 }
 
-inline std::uint64_t sign_flip(DType t) {
+MANS_HD std::uint64_t sign_flip(DType t) {
     switch (t) {
         case DType::i16: return 1ull << 15;
         case DType::i32: return 1ull << 31;
         case DType::i64: return 1ull << 63;
         default: return 0;
     }
+}
+
+// Bytes per element (dtype_size, usable on a GPU); 0 for an unknown value.
+MANS_HD unsigned elem_bytes(DType t) {
+    switch (t) {
+        case DType::u8: return 1;
+        case DType::u16: case DType::i16: return 2;
+        case DType::u32: case DType::i32: return 4;
+        case DType::u64: case DType::i64: return 8;
+    }
+    return 0;
 }
 
 template <typename Fn>

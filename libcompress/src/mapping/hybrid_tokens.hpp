@@ -1,6 +1,7 @@
-// hybrid_tokens.hpp - the hybrid-token mapping (docs/FORMAT.md 2.1): its
-// encoder-side cost model and split search, and the element loops that turn
-// a block into tokens plus raw bits and back.
+// hybrid_tokens.hpp - the encoder side of the hybrid-token mapping
+// (docs/FORMAT.md 2.1): its cost model and split search, and the element
+// loop that turns a block into tokens plus raw bits. The inverse,
+// reconstruct_hybrid, is in block_decode.hpp.
 #pragma once
 
 #include <cstddef>
@@ -11,27 +12,11 @@
 #include "core/bit_io.hpp"
 #include "entropy/cost_model.hpp"
 #include "entropy/token_stream.hpp"
+#include "mapping/block_decode.hpp"
 #include "mapping/elements.hpp"
 #include "mapping/token_map.hpp"
 
 namespace mans::detail {
-
-// Reference of the hybrid-token mapping (docs/FORMAT.md 2.1). center_repeat
-// adds one token meaning "same value as the previous element of the lane",
-// which turns runs of outliers (fill values, land masks) into cheap tokens.
-enum class Predictor : std::uint8_t { center = 0, lane_previous = 1, center_repeat = 2 };
-
-// Calls fn(std::integral_constant<Predictor, p>{}) so that the element loops
-// below are instantiated per predictor; false for an unknown value.
-template <typename Fn>
-bool with_predictor(Predictor p, Fn&& fn) {
-    switch (p) {
-        case Predictor::center: return fn(std::integral_constant<Predictor, Predictor::center>{});
-        case Predictor::lane_previous: return fn(std::integral_constant<Predictor, Predictor::lane_previous>{});
-        case Predictor::center_repeat: return fn(std::integral_constant<Predictor, Predictor::center_repeat>{});
-    }
-    return false;
-}
 
 // Sample histograms of the hybrid-token source values v.
 struct ValueHist {
@@ -98,11 +83,6 @@ inline HybridChoice best_split(const ValueHist& h, unsigned B, std::uint32_t rep
     return best;
 }
 
-// A raw-bit section must be consumed exactly: no over-read, no spare byte.
-inline bool bits_exact(const BitReader& br, std::uint32_t len) {
-    return !br.overrun() && (br.bits_consumed() + 7) / 8 == len;
-}
-
 // Hot loop of the hybrid-token mapping, kept free of member accesses so that
 // the byte stores cannot force reloads (char stores alias everything).
 template <typename U, Predictor kPred>
@@ -134,48 +114,6 @@ void tokenize_hybrid(const std::uint8_t* x, const LaneLayout& lay, std::uint64_t
         }
     }
     bw.flush();
-}
-
-// Inverse of tokenize_hybrid.
-template <typename U, Predictor kPred>
-bool reconstruct_hybrid(const std::uint8_t* tokens, const LaneLayout& lay, std::uint64_t flip,
-                        std::uint64_t center, HybridSplit split, const std::uint8_t* bits,
-                        std::uint32_t len, std::uint8_t* y) {
-    using E = Elem<U>;
-    // Per-token base value and raw-bit count; invalid tokens flagged.
-    struct TokenInfo {
-        std::uint64_t base;
-        std::uint32_t nraw;
-        std::uint32_t ok;
-    };
-    TokenInfo info[256] = {};
-    for (unsigned t = 0; t < 256; ++t) {
-        unsigned nr = 0;
-        info[t].ok = hybrid_untoken(t, split, E::B, &info[t].base, &nr);
-        info[t].nraw = nr;
-    }
-    const unsigned repeat_tok = hybrid_token_count(split, E::B);
-    if (kPred == Predictor::center_repeat) info[repeat_tok] = {0, 0, 1};
-    BitReader br(bits, len);
-    std::uint32_t all_ok = 1;
-    for (unsigned j = 0; j < lay.lanes; ++j) {
-        const std::size_t lane_len = lay.lane_len(j);
-        const std::uint8_t* src = tokens + j;
-        std::uint8_t* dst = y + j * lay.seg * sizeof(U);
-        std::uint64_t prev = center;  // a lane's first element refers to the center
-        for (std::size_t t = 0; t < lane_len; ++t) {
-            const unsigned tk = src[t * lay.lanes];
-            const TokenInfo ti = info[tk];
-            all_ok &= ti.ok;
-            const std::uint64_t v = ti.base | (E::B > 32 ? br.get_wide(ti.nraw) : br.get(ti.nraw));
-            std::uint64_t u =
-                ((kPred == Predictor::lane_previous ? prev : center) + unzigzag(v, E::B)) & E::mask;
-            if (kPred == Predictor::center_repeat) u = tk == repeat_tok ? prev : u;
-            prev = u;
-            store_elem<U>(dst, t, u ^ flip);
-        }
-    }
-    return all_ok && bits_exact(br, len);
 }
 
 }  // namespace mans::detail

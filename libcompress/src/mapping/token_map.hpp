@@ -19,6 +19,15 @@ MANS_HD unsigned bit_length64(std::uint64_t v) {
 #endif
 }
 
+// Trailing zeros of a non-zero 32-bit value.
+MANS_HD unsigned ctz32(std::uint32_t v) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+    return static_cast<unsigned>(__ffs(static_cast<int>(v))) - 1u;
+#else
+    return static_cast<unsigned>(__builtin_ctz(v));
+#endif
+}
+
 MANS_HD std::uint64_t low_mask(unsigned bits) { return bits >= 64 ? ~0ull : ((1ull << bits) - 1); }
 
 // Zigzag of a B-bit two's-complement difference: 0, -1, 1, -2, ... -> 0, 1, 2, 3, ...

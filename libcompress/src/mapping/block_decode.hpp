@@ -1,0 +1,331 @@
+// block_decode.hpp - validates and decodes one block payload
+// (docs/FORMAT.md "Block payload"). Every field is checked against the
+// payload, and a payload must be consumed exactly.
+//
+// Written once for the CPU and the GPU (MANS_HD): the CPU backend runs it
+// for every block it decodes (block_decoder.cpp), a GPU thread runs it for
+// one block (backends/gpu), so the CPU tests exercise the GPU's decoder.
+// Two template parameters adapt it: the rANS lane loop (the CPU's SIMD
+// kernels, or the reference loop) and the scratch provider (growing vectors
+// on the CPU, fixed slices of one device allocation on a GPU).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "core/bit_io.hpp"
+#include "core/byte_io.hpp"
+#include "core/hd.hpp"
+#include "entropy/token_stream_decode.hpp"
+#include "mapping/elements.hpp"
+#include "mapping/token_map.hpp"
+
+namespace mans::detail {
+
+enum class BlockMode : std::uint8_t {
+    stored = 0,
+    constant = 1,
+    token = 2,
+    adm = 3,
+    byte_planes = 4,
+    dictionary = 5,
+};
+
+// Reference of the hybrid-token mapping (docs/FORMAT.md 2.1). center_repeat
+// adds one token meaning "same value as the previous element of the lane",
+// which turns runs of outliers (fill values, land masks) into cheap tokens.
+enum class Predictor : std::uint8_t { center = 0, lane_previous = 1, center_repeat = 2 };
+
+// Calls fn(std::integral_constant<Predictor, p>{}) so that the element loops
+// below are instantiated per predictor; false for an unknown value.
+template <typename Fn>
+MANS_HD bool with_predictor(Predictor p, Fn&& fn) {
+    switch (p) {
+        case Predictor::center: return fn(std::integral_constant<Predictor, Predictor::center>{});
+        case Predictor::lane_previous: return fn(std::integral_constant<Predictor, Predictor::lane_previous>{});
+        case Predictor::center_repeat: return fn(std::integral_constant<Predictor, Predictor::center_repeat>{});
+    }
+    return false;
+}
+
+// A raw-bit section must be consumed exactly: no over-read, no spare byte.
+MANS_HD bool bits_exact(const BitReader& br, std::uint32_t len) {
+    return !br.overrun() && (br.bits_consumed() + 7) / 8 == len;
+}
+
+// Inverse of tokenize_hybrid (hybrid_tokens.hpp).
+template <typename U, Predictor kPred>
+MANS_HD bool reconstruct_hybrid(const std::uint8_t* tokens, const LaneLayout& lay, std::uint64_t flip,
+                        std::uint64_t center, HybridSplit split, const std::uint8_t* bits,
+                        std::uint32_t len, std::uint8_t* y) {
+    using E = Elem<U>;
+    // Per-token base value and raw-bit count; invalid tokens flagged.
+    struct TokenInfo {
+        std::uint64_t base;
+        std::uint32_t nraw;
+        std::uint32_t ok;
+    };
+    TokenInfo info[256] = {};
+    for (unsigned t = 0; t < 256; ++t) {
+        unsigned nr = 0;
+        info[t].ok = hybrid_untoken(t, split, E::B, &info[t].base, &nr);
+        info[t].nraw = nr;
+    }
+    const unsigned repeat_tok = hybrid_token_count(split, E::B);
+    if (kPred == Predictor::center_repeat) info[repeat_tok] = {0, 0, 1};
+    BitReader br(bits, len);
+    std::uint32_t all_ok = 1;
+    for (unsigned j = 0; j < lay.lanes; ++j) {
+        const std::size_t lane_len = lay.lane_len(j);
+        const std::uint8_t* src = tokens + j;
+        std::uint8_t* dst = y + j * lay.seg * sizeof(U);
+        std::uint64_t prev = center;  // a lane's first element refers to the center
+        for (std::size_t t = 0; t < lane_len; ++t) {
+            const unsigned tk = src[t * lay.lanes];
+            const TokenInfo ti = info[tk];
+            all_ok &= ti.ok;
+            const std::uint64_t v = ti.base | (E::B > 32 ? br.get_wide(ti.nraw) : br.get(ti.nraw));
+            std::uint64_t u =
+                ((kPred == Predictor::lane_previous ? prev : center) + unzigzag(v, E::B)) & E::mask;
+            if (kPred == Predictor::center_repeat) u = tk == repeat_tok ? prev : u;
+            prev = u;
+            store_elem<U>(dst, t, u ^ flip);
+        }
+    }
+    return all_ok && bits_exact(br, len);
+}
+
+// Scratch for blocks of up to `max_n` elements in caller-owned memory (the
+// GPU's per-block slices). Sizes: block_scratch_bytes(max_n).
+struct FixedBlockScratch {
+    TokenDecodeBuffers buffers;
+    std::uint64_t* dict_values;  // max_n entries
+    std::uint32_t* index_values; // max_n entries
+    std::size_t max_n;
+
+    MANS_HD bool stream(std::size_t n, TokenDecodeBuffers* b) const {
+        *b = buffers;
+        return n <= max_n;
+    }
+    MANS_HD std::uint64_t* dict(std::size_t count) const { return count <= max_n ? dict_values : nullptr; }
+    MANS_HD std::uint32_t* index(std::size_t n) const { return n <= max_n ? index_values : nullptr; }
+};
+
+// Bytes of one FixedBlockScratch, each part 16-byte aligned, in the order
+// dec_table, dict, index, words, tokens.
+MANS_HD std::size_t align16(std::size_t v) { return (v + 15) & ~std::size_t{15}; }
+MANS_HD std::size_t block_scratch_bytes(std::size_t max_n) {
+    return align16((std::size_t{kMaxContexts} << kMaxProbBits) * 4) + align16(max_n * 8) + align16(max_n * 4) +
+           align16((max_n + kWordPadding) * 2) + align16(token_buffer_entries(max_n));
+}
+MANS_HD FixedBlockScratch carve_block_scratch(std::uint8_t* base, std::size_t max_n) {
+    FixedBlockScratch s;
+    std::uint8_t* p = base;
+    s.buffers.dec_table = reinterpret_cast<std::uint32_t*>(p);
+    p += align16((std::size_t{kMaxContexts} << kMaxProbBits) * 4);
+    s.dict_values = reinterpret_cast<std::uint64_t*>(p);
+    p += align16(max_n * 8);
+    s.index_values = reinterpret_cast<std::uint32_t*>(p);
+    p += align16(max_n * 4);
+    s.buffers.words = reinterpret_cast<std::uint16_t*>(p);
+    p += align16((max_n + kWordPadding) * 2);
+    s.buffers.tokens = p;
+    s.max_n = max_n;
+    return s;
+}
+
+// kNested: the index block inside a dictionary block, which cannot itself be
+// a dictionary (a separate instantiation, so no recursion on a GPU).
+template <typename U, typename LanesDecode, typename Scratch, bool kNested = false>
+class BlockDecoder {
+public:
+    using E = Elem<U>;
+    MANS_HD BlockDecoder(ByteReader r, std::size_t n, std::uint8_t* dst, std::uint64_t flip,
+                         const LanesDecode& lanes, const Scratch& sc)
+        : r_(r), n_(n), y_(dst), flip_(flip), lanes_(lanes), sc_(sc) {}
+
+    MANS_HD Errc run() {
+        std::uint8_t mode = 0;
+        if (!r_.read(&mode)) return Errc::corrupt_block;
+        bool ok = false;
+        switch (static_cast<BlockMode>(mode)) {
+            case BlockMode::stored: ok = get_stored(); break;
+            case BlockMode::constant: ok = get_constant(); break;
+            case BlockMode::token: ok = get_token(); break;
+            case BlockMode::adm: ok = get_adm(); break;
+            case BlockMode::byte_planes: ok = get_byte_planes(); break;
+            case BlockMode::dictionary: ok = !kNested && get_dictionary(); break;
+            default: return Errc::corrupt_block;
+        }
+        // A payload must be consumed exactly.
+        if (!ok || r_.remaining() != 0) return Errc::corrupt_block;
+        return Errc::ok;
+    }
+
+private:
+    MANS_HD bool get_value(std::uint64_t* v) {
+        const std::uint8_t* p = nullptr;
+        if (!r_.take(sizeof(U), &p)) return false;
+        *v = load_le<U>(p);
+        return true;
+    }
+
+    MANS_HD bool get_stored() {
+        const std::uint8_t* p = nullptr;
+        if (!r_.take(n_ * sizeof(U), &p)) return false;
+        hd_memcpy(y_, p, n_ * sizeof(U));
+        return true;
+    }
+
+    MANS_HD bool get_constant() {
+        std::uint64_t v = 0;
+        if (!get_value(&v)) return false;
+        for (std::size_t i = 0; i < n_; ++i) store_elem<U>(y_, i, v ^ flip_);
+        return true;
+    }
+
+    // Decodes a token stream of n_ tokens into tokens_ (interleaved order).
+    MANS_HD bool get_tokens(LaneLayout* lay) {
+        TokenDecodeBuffers b;
+        if (!sc_.stream(n_, &b)) return false;
+        tokens_ = b.tokens;
+        return decode_token_stream_into(r_, n_, lanes_, b, lay);
+    }
+
+    // A token stream, then its raw-bit section (u32 length, then exactly
+    // that many bytes): the twin of the encoder's put_tokens_and_bits.
+    MANS_HD bool get_tokens_and_bits(LaneLayout* lay, const std::uint8_t** bits, std::uint32_t* len) {
+        return get_tokens(lay) && r_.read(len) && r_.take(*len, bits);
+    }
+
+    MANS_HD bool get_token() {
+        std::uint8_t pred = 0, s = 0, m = 0;
+        std::uint64_t c = 0;
+        if (!r_.read(&pred) || !get_value(&c) || !r_.read(&s) || !r_.read(&m)) return false;
+        const HybridSplit split{s, m};
+        if (pred > 2 || !hybrid_split_valid(split, E::B, pred == 2)) return false;
+        LaneLayout lay;
+        const std::uint8_t* bits = nullptr;
+        std::uint32_t len = 0;
+        if (!get_tokens_and_bits(&lay, &bits, &len)) return false;
+        return with_predictor(static_cast<Predictor>(pred), [&](auto p) {
+            return reconstruct_hybrid<U, decltype(p)::value>(tokens_, lay, flip_, c, split, bits, len, y_);
+        });
+    }
+
+    MANS_HD bool get_adm() {
+        if (E::B != 16 && E::B != 32) return false;
+        std::uint64_t c = 0;
+        if (!get_value(&c)) return false;
+        LaneLayout lay;
+        const std::uint8_t* bits = nullptr;
+        std::uint32_t len = 0;
+        if (!get_tokens_and_bits(&lay, &bits, &len)) return false;
+        BitReader br(bits, len);
+        bool bad = false;
+        const std::uint8_t* tok = tokens_;
+        for_each_element(lay, [&](std::size_t slot, std::size_t i) {
+            const std::uint32_t w = br.peek32();
+            if (w == 0) {  // no terminating one within kAdmMaxK bits
+                bad = true;
+                br.get(32);
+                return;
+            }
+            const unsigned k = ctz32(w) + 1;
+            br.get(k);
+            std::uint64_t u = 0;
+            bad |= !adm_value(tok[slot], k, c, E::mask, &u);
+            store_elem<U>(y_, i, u ^ flip_);
+        });
+        return !bad && bits_exact(br, len);
+    }
+
+    MANS_HD bool get_byte_planes() {
+        std::uint64_t base = 0;
+        std::uint8_t nplanes = 0;
+        if (!get_value(&base) || !r_.read(&nplanes) || nplanes == 0 || nplanes > sizeof(U))
+            return false;
+        // Accumulate the planes of w = u - base in place, then rebase.
+        hd_memset(y_, 0, n_ * sizeof(U));
+        unsigned lanes = 0;
+        for (unsigned b = 0; b < nplanes; ++b) {
+            LaneLayout lay;
+            if (!get_tokens(&lay)) return false;
+            if (b > 0 && lay.lanes != lanes) return false;  // all planes share one layout
+            lanes = lay.lanes;
+            const std::uint8_t* tok = tokens_;
+            for_each_element(lay, [&](std::size_t slot, std::size_t i) {
+                store_elem<U>(y_, i, load_le<U>(y_ + i * sizeof(U)) | (static_cast<std::uint64_t>(tok[slot]) << (8 * b)));
+            });
+        }
+        bool bad = false;
+        for (std::size_t i = 0; i < n_; ++i) {
+            const std::uint64_t w = load_le<U>(y_ + i * sizeof(U));
+            bad |= w > E::mask - base;  // the sum would leave the type's range
+            store_elem<U>(y_, i, (base + w) ^ flip_);
+        }
+        return !bad;
+    }
+
+    MANS_HD bool get_dictionary() {
+        std::uint64_t count_m1 = 0, value = 0;
+        if (E::B < 16 || !r_.read_varint64(&count_m1) || count_m1 >= n_ || !get_value(&value)) return false;
+        // Every gap takes at least one byte: bound the allocation by the input.
+        if (count_m1 > r_.remaining()) return false;
+        const std::size_t dict_size = static_cast<std::size_t>(count_m1) + 1;
+        std::uint64_t* dict = sc_.dict(dict_size);
+        if (!dict) return false;
+        dict[0] = value;
+        for (std::size_t d = 1; d < dict_size; ++d) {
+            std::uint64_t gap_m1 = 0;
+            if (!r_.read_varint64(&gap_m1) || gap_m1 >= E::mask - value) return false;  // strictly inside range
+            value += gap_m1 + 1;
+            dict[d] = value;
+        }
+        // The rest of the payload is the nested u32 block of indices.
+        std::uint32_t* index = sc_.index(n_);
+        if (!index) return false;
+        const std::uint8_t* rest = nullptr;
+        const std::size_t rest_bytes = r_.remaining();
+        r_.take(rest_bytes, &rest);
+        BlockDecoder<std::uint32_t, LanesDecode, Scratch, true> nested(
+            ByteReader(rest, rest_bytes), n_, reinterpret_cast<std::uint8_t*>(index), 0, lanes_, sc_);
+        if (nested.run() != Errc::ok) return false;
+        std::uint32_t bad = 0;
+        const std::uint64_t size = dict_size;
+        for (std::size_t i = 0; i < n_; ++i) {
+            const std::uint32_t k = index[i];
+            bad |= k >= size;
+            store_elem<U>(y_, i, dict[k < size ? k : 0] ^ flip_);
+        }
+        return !bad;
+    }
+
+    ByteReader r_;
+    std::size_t n_;
+    std::uint8_t* y_;
+    std::uint64_t flip_;
+    const LanesDecode& lanes_;
+    const Scratch& sc_;
+    const std::uint8_t* tokens_ = nullptr;  // the last token stream's output
+};
+
+
+// Decodes a payload of exactly `size` bytes into n elements of `dtype` at dst.
+template <typename LanesDecode, typename Scratch>
+MANS_HD Errc decode_block_payload(DType dtype, const std::uint8_t* payload, std::size_t size, std::size_t n,
+                                  std::uint8_t* dst, const LanesDecode& lanes, const Scratch& scratch) {
+    const ByteReader r(payload, size);
+    const std::uint64_t flip = sign_flip(dtype);
+    switch (elem_bytes(dtype)) {
+        case 1: return BlockDecoder<std::uint8_t, LanesDecode, Scratch>(r, n, dst, flip, lanes, scratch).run();
+        case 2: return BlockDecoder<std::uint16_t, LanesDecode, Scratch>(r, n, dst, flip, lanes, scratch).run();
+        case 4: return BlockDecoder<std::uint32_t, LanesDecode, Scratch>(r, n, dst, flip, lanes, scratch).run();
+        case 8: return BlockDecoder<std::uint64_t, LanesDecode, Scratch>(r, n, dst, flip, lanes, scratch).run();
+    }
+    return Errc::unsupported_dtype;
+}
+
+}  // namespace mans::detail
