@@ -25,21 +25,28 @@ namespace {
 
 const char* gpu_name(Backend b) { return b == Backend::cuda ? "cuda" : "hip"; }
 
-// The backend that runs `op` for `requested`. A GPU module is taken only when
-// it loads, finds a device and implements op; `automatic` then falls back to
-// the CPU. No GPU operation is implemented yet (the modules report none), so
-// every path ends on the CPU or at backend_unavailable.
-Errc select_backend(Backend requested, detail::BackendOp op, const detail::Backend** out) {
+// Where one operation runs: the CPU backend, or a GPU module.
+struct Placement {
+    const detail::Backend* cpu = nullptr;
+    const mans_backend_module* gpu = nullptr;
+};
+
+// The placement of `op` for `requested`. A GPU module is taken only when it
+// loads, finds a device, implements op and this libmans dispatches op
+// (module_loader.hpp); `automatic` tries CUDA, then HIP, then the CPU.
+Errc select_backend(Backend requested, detail::BackendOp op, Placement* out) {
+    *out = Placement{};
     switch (requested) {
         case Backend::automatic:
-        case Backend::cpu: *out = &detail::cpu_backend(); return Errc::ok;
+            for (Backend g : {Backend::cuda, Backend::hip})
+                if ((out->gpu = detail::gpu_module_for(gpu_name(g), op))) return Errc::ok;
+            out->cpu = &detail::cpu_backend();
+            return Errc::ok;
+        case Backend::cpu: out->cpu = &detail::cpu_backend(); return Errc::ok;
         case Backend::cuda:
         case Backend::hip:
-            // No operation is dispatched to modules yet (kDispatchedCaps is
-            // 0): once one is, return the module's detail::Backend when
-            // detail::gpu_module_usable(gpu_name(requested), op) holds.
-            (void)op;
-            return Errc::backend_unavailable;
+            out->gpu = detail::gpu_module_for(gpu_name(requested), op);
+            return out->gpu ? Errc::ok : Errc::backend_unavailable;
     }
     return Errc::invalid_argument;
 }
@@ -62,21 +69,74 @@ detail::BackendOp to_backend_op(Operation op) {
 std::string make_report(Backend b, Operation op, bool force_scalar) {
     const detail::BackendOp bop = to_backend_op(op);
     const std::string cpu = detail::cpu_backend().kernels(force_scalar).description;
+    // "cuda (NVIDIA H200, sm_90, 139 GiB)" for a module that runs op.
+    const auto gpu_line = [](Backend g) {
+        return std::string(gpu_name(g)) + " (" + detail::gpu_module_device(gpu_name(g)) + ")";
+    };
     switch (b) {
         case Backend::cpu: return cpu;
         case Backend::automatic: {
             // GPUs are tried in this order; each one that is not taken says why.
-            std::string line = cpu;
-            for (Backend g : {Backend::cuda, Backend::hip}) line += "; " + detail::gpu_module_reason(gpu_name(g), bop);
-            return line;
+            std::string reasons;
+            for (Backend g : {Backend::cuda, Backend::hip}) {
+                const std::string why = detail::gpu_module_reason(gpu_name(g), bop);
+                if (why.empty()) return gpu_line(g) + reasons;
+                reasons += "; " + why;
+            }
+            return cpu + reasons;
         }
         case Backend::cuda:
         case Backend::hip: {
             const std::string why = detail::gpu_module_reason(gpu_name(b), bop);
-            return why.empty() ? std::string(gpu_name(b)) : why;
+            return why.empty() ? gpu_line(b) : why;
         }
     }
     return "unknown backend";
+}
+
+// Decodes a parsed frame's blocks with a GPU module (decode_blocks), then
+// checks each block's status and content checksum (on the CPU). The error is
+// that of the lowest failing block, as on the CPU path; backend_unavailable
+// means that the module failed at run time.
+Errc decode_on_module(const mans_backend_module& m, const detail::ParsedFrame& f, const std::uint8_t* in,
+                      std::uint8_t* dst, int threads) {
+    const FrameHeader& h = f.header;
+    const std::uint64_t nblocks = h.block_count();
+    if (nblocks == 0) return Errc::ok;
+    const std::size_t esize = dtype_size(h.dtype);
+    std::vector<std::uint64_t> offsets(nblocks + 1);
+    const std::uint64_t base = f.offsets[0];
+    for (std::uint64_t b = 0; b < nblocks; ++b) offsets[b] = f.offsets[b] - base;
+    offsets[nblocks] = offsets[nblocks - 1] + f.index[nblocks - 1].payload_bytes;
+    std::vector<std::int32_t> status(nblocks, MANS_ERR_INTERNAL);
+    mans_backend_block_batch batch{};
+    batch.dtype = static_cast<int>(h.dtype);
+    batch.blocks = nblocks;
+    batch.block_elems = h.block_elems;
+    batch.last_elems = h.block_len(nblocks - 1);
+    batch.payloads = in + base;
+    batch.payload_bytes = offsets[nblocks];
+    batch.offsets = offsets.data();
+    batch.dst = dst;
+    batch.status = status.data();
+    mans_backend_probe_result err{};
+    if (m.decode_blocks(&batch, &err) < 0) return Errc::backend_unavailable;
+    std::vector<Errc> errors(nblocks, Errc::ok);
+    detail::cpu_backend().for_each_block(nblocks, threads, [&](std::size_t b, int) {
+        const std::size_t n = static_cast<std::size_t>(h.block_len(b));
+        // A block decoder fails only with corrupt_block; anything else
+        // from a module is its own fault.
+        Errc e = status[b] == MANS_OK                  ? Errc::ok
+                 : status[b] == MANS_ERR_CORRUPT_BLOCK ? Errc::corrupt_block
+                                                       : Errc::internal;
+        if (e == Errc::ok &&
+            detail::checksum32(dst + h.block_first(b) * esize, n * esize) != f.index[b].content_checksum)
+            e = Errc::content_checksum;
+        errors[b] = e;
+    });
+    for (Errc e : errors)
+        if (e != Errc::ok) return e;
+    return Errc::ok;
 }
 
 std::size_t default_block_elems(std::size_t block_bytes, std::size_t esize) {
@@ -89,8 +149,8 @@ std::size_t default_block_elems(std::size_t block_bytes, std::size_t esize) {
 Errc backend_status(Backend b, Operation op) noexcept {
     try {
         if (!valid_operation(op)) return Errc::invalid_argument;
-        const detail::Backend* be = nullptr;
-        return select_backend(b, to_backend_op(op), &be);
+        Placement pl;
+        return select_backend(b, to_backend_op(op), &pl);
     } catch (...) {
         return Errc::internal;
     }
@@ -99,10 +159,10 @@ Errc backend_status(Backend b, Operation op) noexcept {
 Errc backend_status(Backend b) noexcept { return backend_status(b, Operation::compress); }
 
 const char* backend_description(Backend b, bool force_scalar) noexcept {
-    const detail::Backend* be = nullptr;
+    Placement pl;
     if (backend_status(b) != Errc::ok) return "unavailable";
-    if (select_backend(b, detail::BackendOp::mans_compress, &be) != Errc::ok) return "unavailable";
-    return be->kernels(force_scalar).description;
+    if (select_backend(b, detail::BackendOp::mans_compress, &pl) != Errc::ok) return "unavailable";
+    return pl.cpu ? pl.cpu->kernels(force_scalar).description : pl.gpu->name;
 }
 
 const char* backend_report(Backend b, Operation op, bool force_scalar) noexcept {
@@ -157,9 +217,11 @@ Result CompressContext::compress(void* dst, std::size_t dst_cap, const void* src
         if (cfg.block_bytes && (cfg.block_bytes < detail::kMinBlockBytes ||
                                 cfg.block_bytes > detail::kMaxBlockBytes))
             return Result::fail(Errc::invalid_argument);
-        const detail::Backend* be = nullptr;
-        if (Errc e = select_backend(cfg.backend, detail::BackendOp::mans_compress, &be); e != Errc::ok)
+        Placement pl;
+        if (Errc e = select_backend(cfg.backend, detail::BackendOp::mans_compress, &pl); e != Errc::ok)
             return Result::fail(e);
+        if (!pl.cpu) return Result::fail(Errc::internal);  // no module compresses (not in kDispatchedCaps)
+        const detail::Backend* be = pl.cpu;
 
         FrameHeader h;
         h.dtype = cfg.dtype;
@@ -236,8 +298,8 @@ Result DecompressContext::decompress(void* dst, std::size_t dst_cap, const void*
         if (!impl_) return Result::fail(Errc::out_of_memory);
         if ((!src && src_bytes) || (!dst && dst_cap) || cfg.threads < 0 || cfg.threads > kMaxThreads)
             return Result::fail(Errc::invalid_argument);
-        const detail::Backend* be = nullptr;
-        if (Errc e = select_backend(cfg.backend, detail::BackendOp::mans_decompress, &be); e != Errc::ok)
+        Placement pl;
+        if (Errc e = select_backend(cfg.backend, detail::BackendOp::mans_decompress, &pl); e != Errc::ok)
             return Result::fail(e);
         Impl& im = *impl_;
         const auto* in = static_cast<const std::uint8_t*>(src);
@@ -246,6 +308,16 @@ Result DecompressContext::decompress(void* dst, std::size_t dst_cap, const void*
         const std::size_t esize = dtype_size(h.dtype);
         const std::uint64_t raw_bytes = h.count * esize;
         if (raw_bytes > dst_cap) return Result::fail(Errc::dst_too_small);
+        if (pl.gpu) {
+            const Errc e = decode_on_module(*pl.gpu, im.frame, in, static_cast<std::uint8_t*>(dst), cfg.threads);
+            if (e == Errc::ok) return {Errc::ok, static_cast<std::size_t>(raw_bytes)};
+            // Under `automatic` the CPU has the last word on any failure: a
+            // GPU that fails at run time, and a corrupt stream alike (the
+            // CPU then reports the same error, or the data if the module
+            // was wrong). A forced GPU reports its own result.
+            if (cfg.backend != Backend::automatic) return Result::fail(e);
+        }
+        const detail::Backend* be = &detail::cpu_backend();
 
         const int workers = be->max_workers(cfg.threads);
         if (im.scratch.size() < static_cast<std::size_t>(workers)) im.scratch.resize(workers);

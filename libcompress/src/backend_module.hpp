@@ -8,7 +8,8 @@
 // it) because the module is built by nvcc/hipcc, possibly from another
 // release of the project.
 //
-// Compatibility rule: the loader accepts only abi_version ==
+// ABI 2 replaced ABI 1's reserved whole-stream mans_decompress by
+// decode_blocks. Compatibility rule: the loader accepts only abi_version ==
 // MANS_BACKEND_ABI_VERSION. Any change to a signature or to the meaning of a
 // field bumps the version; appending a field only raises struct_size (the
 // loader reads fields beyond the module's struct_size as absent).
@@ -26,7 +27,7 @@
 extern "C" {
 #endif
 
-#define MANS_BACKEND_ABI_VERSION 1u
+#define MANS_BACKEND_ABI_VERSION 2u
 #define MANS_BACKEND_ENTRY_SYMBOL "mans_backend_module_entry"
 
 /* Capability flags: operations the module implements with output identical
@@ -62,13 +63,34 @@ typedef struct mans_backend_rans_stream {
     uint8_t* out;             /* interleaved, seg * lanes bytes */
 } mans_backend_rans_stream;
 
-/* Stream-level operations on host memory, arguments as in the public API
- * (mans.h). They return a mans_status value and write the produced size to
- * *out_size. Reserved in ABI 1: no module implements them yet. */
+/* Stream-level compression on host memory, arguments as in the public API
+ * (mans.h); returns a mans_status value and writes the produced size to
+ * *out_size. Reserved: no module implements it yet. */
 typedef int (*mans_backend_mans_compress_fn)(void* dst, size_t dst_cap, const void* src, size_t src_bytes,
                                              int dtype, size_t block_bytes, size_t* out_size);
-typedef int (*mans_backend_mans_decompress_fn)(void* dst, size_t dst_cap, const void* src, size_t src_bytes,
-                                               size_t* out_size);
+
+/* The blocks of one MANS stream, for decode_blocks (ABI 2). The core has
+ * parsed and checked the frame (header, index, header checksum, sizes), so
+ * every offset and count here is consistent; each payload is still
+ * untrusted. Host memory. The core verifies the content checksums itself. */
+typedef struct mans_backend_block_batch {
+    int dtype;                /* mans_dtype */
+    uint64_t blocks;          /* >= 1 */
+    uint64_t block_elems;     /* elements of every block but the last */
+    uint64_t last_elems;      /* elements of the last block (1..block_elems) */
+    const uint8_t* payloads;  /* all payloads, back to back */
+    uint64_t payload_bytes;
+    const uint64_t* offsets;  /* blocks + 1 entries: block b is payloads[offsets[b] .. offsets[b+1]) */
+    uint8_t* dst;             /* the decoded elements of all blocks, back to back */
+    int32_t* status;          /* blocks entries, written: the mans_status of each block */
+} mans_backend_block_batch;
+
+/* Decodes every block of the batch, byte-identical to the CPU. Returns 0
+ * when all blocks ran (their results in status[]), < 0 on a runtime error
+ * (out of device memory, launch failure: text in *err, may be null), in
+ * which case dst and status are undefined and the core reports the error. */
+typedef int (*mans_backend_decode_blocks_fn)(const mans_backend_block_batch* batch,
+                                             mans_backend_probe_result* err);
 
 typedef struct mans_backend_module {
     uint32_t abi_version;   /* MANS_BACKEND_ABI_VERSION the module was built with */
@@ -80,10 +102,10 @@ typedef struct mans_backend_module {
     /* Counts devices; never aborts, also without a driver. */
     void (*probe)(mans_backend_probe_result* out);
 
-    mans_backend_mans_compress_fn mans_compress;      /* null unless CAP_MANS_COMPRESS */
-    mans_backend_mans_decompress_fn mans_decompress;  /* null unless CAP_MANS_DECOMPRESS */
-    void* prism_compress;    /* reserved (ABI 1): PRISM signatures come with the kernels */
-    void* prism_decompress;  /* reserved (ABI 1) */
+    mans_backend_mans_compress_fn mans_compress;   /* null unless CAP_MANS_COMPRESS */
+    mans_backend_decode_blocks_fn decode_blocks;   /* null unless CAP_MANS_DECOMPRESS */
+    void* prism_compress;    /* reserved: PRISM signatures come with the kernels */
+    void* prism_decompress;  /* reserved */
 
     /* Decodes one token stream on device 0 with one warp (CAP_RANS_DECODE_TEST);
      * returns 1 when the stream ended cleanly, 0 when corrupt, < 0 on a

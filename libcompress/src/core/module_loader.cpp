@@ -60,15 +60,15 @@ bool ModuleState::has_op(BackendOp op) const {
     if (!module || !(module->caps & op_capability(op))) return false;
     // A flag without its function pointer counts as not implemented.
     const std::size_t after_compress = offsetof(mans_backend_module, mans_compress) + sizeof(void*);
-    const std::size_t after_decompress = offsetof(mans_backend_module, mans_decompress) + sizeof(void*);
+    const std::size_t after_decompress = offsetof(mans_backend_module, decode_blocks) + sizeof(void*);
     switch (op) {
         case BackendOp::mans_compress:
             return field_or_null(module, &mans_backend_module::mans_compress, after_compress) != nullptr;
         case BackendOp::mans_decompress:
-            return field_or_null(module, &mans_backend_module::mans_decompress, after_decompress) != nullptr;
+            return field_or_null(module, &mans_backend_module::decode_blocks, after_decompress) != nullptr;
         case BackendOp::prism_compress:
         case BackendOp::prism_decompress:
-            return false;  // no PRISM signature in ABI 1
+            return false;  // no PRISM signature in ABI 2
     }
     return false;
 }
@@ -213,6 +213,19 @@ bool gpu_module_usable(const char* name, BackendOp op) {
     if (!s || !s->state.has_op(op) || !(kDispatchedCaps & op_capability(op))) return false;
     probe_shared(s);
     return s->state.usable_for(op);
+}
+
+std::string gpu_module_device(const char* name) {
+    SharedModule* s = shared_module(name);
+    if (!s || !s->state.module) return {};
+    probe_shared(s);
+    std::lock_guard<std::mutex> g(s->reason_lock);
+    return s->state.devices > 0 ? s->state.device : std::string();
+}
+
+const mans_backend_module* gpu_module_for(const char* name, BackendOp op) {
+    if (!gpu_module_usable(name, op)) return nullptr;
+    return shared_module(name)->state.module;
 }
 
 std::string gpu_module_reason(const char* name, BackendOp op) {

@@ -20,9 +20,9 @@ enum class BackendOp { mans_compress, mans_decompress, prism_compress, prism_dec
 
 std::uint64_t op_capability(BackendOp op);
 
-// Operations this libmans can hand to a module (the device-memory API and
-// the GPU dispatch in api.cpp come with the first kernel): none yet.
-inline constexpr std::uint64_t kDispatchedCaps = 0;
+// Operations this libmans hands to a module (api.cpp): MANS decompression
+// through decode_blocks.
+inline constexpr std::uint64_t kDispatchedCaps = MANS_BACKEND_CAP_MANS_DECOMPRESS;
 const char* op_label(BackendOp op);  // "MANS compress", ...
 
 // One module as the loader found it. Plain data: tests build these from
@@ -71,5 +71,9 @@ std::string module_unusable_reason(ModuleState& m, BackendOp op);
 // (so $MANS_BACKEND_PATH is read once). Thread-safe.
 bool gpu_module_usable(const char* name, BackendOp op);     // probes only when op is implemented
 std::string gpu_module_reason(const char* name, BackendOp op);  // "" when usable
+// The probed device text ("NVIDIA H200, sm_90, 139 GiB"); empty when none.
+std::string gpu_module_device(const char* name);
+// The module's table when gpu_module_usable(name, op), else null.
+const mans_backend_module* gpu_module_for(const char* name, BackendOp op);
 
 }  // namespace mans::detail
