@@ -1,6 +1,6 @@
 // test_gpu_module.cpp - the real GPU modules (backends/gpu) as this machine
 // has them. Everywhere: a built CUDA module loads without a GPU or driver
-// and claims no user operation. With a device: its warp rANS decoder (the
+// and claims exactly MANS decompression (decode_blocks). With a device: its warp rANS decoder (the
 // MANS_HD lane step of the CPU decoder, ballot-ordered words) gives the CPU
 // decoder's tokens on CPU-encoded streams. Without one the device part says
 // so and is skipped.
@@ -73,7 +73,7 @@ ModuleState* device_module(const char* name, ModuleState& m) {
 
 }  // namespace
 
-TEST_CASE("a built CUDA module loads on any machine and claims no user operation yet", "[gpu]") {
+TEST_CASE("a built CUDA module loads on any machine and claims MANS decompression only", "[gpu]") {
     const std::string path = std::string(MANS_GPU_MODULE_DIR) + "/" + module_file_name("cuda");
     if (!exists(path)) {
         WARN("cuda: module not built: skipped");
@@ -84,7 +84,9 @@ TEST_CASE("a built CUDA module loads on any machine and claims no user operation
     ModuleState m = load_backend_module("cuda", {MANS_GPU_MODULE_DIR});
     INFO(m.load_error);
     REQUIRE(m.module != nullptr);
-    CHECK((m.module->caps & 0xffffu) == 0);
+    CHECK((m.module->caps & 0xffffu) == MANS_BACKEND_CAP_MANS_DECOMPRESS);
+    CHECK(m.has_op(BackendOp::mans_decompress));
+    CHECK_FALSE(m.has_op(BackendOp::mans_compress));
     CHECK((m.module->caps & MANS_BACKEND_CAP_RANS_DECODE_TEST) != 0);
     probe_module(m);
     INFO("probe: " << m.devices << " device(s), " << m.device);

@@ -1,10 +1,14 @@
 // gpu_module.cu - the CUDA / HIP backend module (libmans_backend_cuda.so,
 // libmans_backend_hip.so): one source for both runtimes (gpu_runtime.hpp).
 //
-// What it implements today: the device probe and a development self-test
-// (rans_decode_lanes: one warp decodes one rANS token stream with the
-// MANS_HD lane step the CPU decoder runs). No user operation yet, so caps
-// holds no MANS/PRISM flag and libmans keeps running those on the CPU.
+// What it implements today:
+// - the device probe;
+// - MANS decompression (decode_blocks): one GPU thread per block runs the
+//   CPU's block decoder (mapping/block_batch.hpp, MANS_HD), so the bytes
+//   are the CPU's by construction; the core checks statuses and checksums;
+// - a development self-test (rans_decode_lanes: one warp decodes one rANS
+//   token stream with the MANS_HD lane step the CPU decoder runs).
+// MANS compression and PRISM stay on the CPU.
 #include <cstdio>
 #include <cstring>
 
@@ -12,6 +16,7 @@
 
 #include "backend_module.hpp"
 #include "entropy/rans.hpp"
+#include "mapping/block_batch.hpp"
 
 #ifndef MANS_GPU_NAME
 #error "MANS_GPU_NAME (\"cuda\" or \"hip\") must be defined by the build"
@@ -60,6 +65,15 @@ __global__ void rans_decode_warp(const std::uint32_t* table, const std::uint32_t
     if (j == 0) *status = ok && rd == nwords && all_done ? 1 : 0;
 }
 
+// One thread decodes one block, blocks [first, first + count) of the batch
+// (device pointers), each thread with its own scratch slice.
+__global__ void decode_blocks_thread_per_block(mans_backend_block_batch batch, std::uint64_t first,
+                                               std::uint64_t count, std::uint8_t* scratch, std::size_t slice) {
+    const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= count) return;
+    batch.status[first + i] = decode_batch_block(batch, first + i, scratch + i * slice);
+}
+
 // ---------------------------------------------------------------- host side
 
 void set_text(mans_backend_probe_result* r, const char* what, mans::gpu::Error e) {
@@ -104,8 +118,9 @@ void probe(mans_backend_probe_result* out) {
 }
 
 // Device buffers freed on every path.
+template <int N = 6>
 struct DeviceBuffers {
-    void* p[6] = {};
+    void* p[N] = {};
     ~DeviceBuffers() {
         for (void* q : p)
             if (q) (void)mans::gpu::free(q);
@@ -122,7 +137,7 @@ int rans_decode_lanes(const mans_backend_rans_stream* s, mans_backend_probe_resu
     const std::size_t table_bytes = (static_cast<std::size_t>(s->contexts) << s->prob_bits) * 4;
     const std::size_t word_bytes = (static_cast<std::size_t>(s->nwords) + kWordPadding) * 2;
     const std::size_t out_bytes = lay.slots() ? lay.slots() : 1;
-    DeviceBuffers b;
+    DeviceBuffers<> b;
     const std::size_t sizes[6] = {table_bytes, 256 * 4, kMaxLanes * 4, word_bytes, out_bytes, sizeof(int)};
     using mans::gpu::kSuccess;
     mans::gpu::Error e = mans::gpu::set_device(0);
@@ -151,14 +166,78 @@ int rans_decode_lanes(const mans_backend_rans_stream* s, mans_backend_probe_resu
     return status;
 }
 
+// Threads (blocks in flight) per wave of decode_blocks, and the most
+// scratch memory the waves may take.
+constexpr std::uint64_t kMaxBlocksInFlight = 16384;
+constexpr std::size_t kMaxScratchBytes = std::size_t{4} << 30;
+constexpr unsigned kThreadsPerGroup = 64;
+
+// The block decoder's frame (tables of 256 entries, a FreqTable) is larger
+// than the default stack of a GPU thread: raise the limit to what the kernel
+// says it needs (ptxas: about 8.5 KiB on sm_90, no recursion).
+mans::gpu::Error ensure_stack_for_decode() {
+    mans::gpu::FuncAttributes fa{};
+    mans::gpu::Error e = mans::gpu::func_attributes(&fa, decode_blocks_thread_per_block);
+    if (e == mans::gpu::kSuccess) e = mans::gpu::raise_stack_limit(static_cast<std::size_t>(fa.localSizeBytes));
+    return e;
+}
+
+int decode_blocks(const mans_backend_block_batch* h, mans_backend_probe_result* err) {
+    using mans::gpu::kSuccess;
+    const unsigned esize = elem_bytes(static_cast<mans::DType>(h->dtype));
+    if (!h || esize == 0 || h->blocks == 0 || h->block_elems == 0 || h->last_elems > h->block_elems) {
+        if (err) std::snprintf(err->text, sizeof err->text, "invalid block batch");
+        return -1;
+    }
+    const std::size_t slice = align16(block_scratch_bytes(static_cast<std::size_t>(h->block_elems)));
+    std::uint64_t in_flight = h->blocks < kMaxBlocksInFlight ? h->blocks : kMaxBlocksInFlight;
+    if (in_flight * slice > kMaxScratchBytes) in_flight = kMaxScratchBytes / slice ? kMaxScratchBytes / slice : 1;
+    const std::size_t dst_bytes = static_cast<std::size_t>(((h->blocks - 1) * h->block_elems + h->last_elems) * esize);
+    const std::size_t sizes[5] = {static_cast<std::size_t>(h->payload_bytes) + 16,
+                                  static_cast<std::size_t>(h->blocks + 1) * 8, dst_bytes,
+                                  static_cast<std::size_t>(h->blocks) * 4, static_cast<std::size_t>(in_flight) * slice};
+    DeviceBuffers<5> b;
+    mans::gpu::Error e = mans::gpu::set_device(0);
+    if (e == kSuccess) e = ensure_stack_for_decode();
+    for (int i = 0; i < 5 && e == kSuccess; ++i) e = mans::gpu::malloc(&b.p[i], sizes[i]);
+    if (e == kSuccess && h->payload_bytes)
+        e = mans::gpu::memcpy(b.p[0], h->payloads, static_cast<std::size_t>(h->payload_bytes), mans::gpu::kHostToDevice);
+    if (e == kSuccess) e = mans::gpu::memcpy(b.p[1], h->offsets, sizes[1], mans::gpu::kHostToDevice);
+    if (e != kSuccess) {
+        set_text(err, "decode_blocks buffers", e);
+        return -1;
+    }
+    mans_backend_block_batch d = *h;
+    d.payloads = static_cast<const std::uint8_t*>(b.p[0]);
+    d.offsets = static_cast<const std::uint64_t*>(b.p[1]);
+    d.dst = static_cast<std::uint8_t*>(b.p[2]);
+    d.status = static_cast<std::int32_t*>(b.p[3]);
+    for (std::uint64_t first = 0; first < h->blocks && e == kSuccess; first += in_flight) {
+        const std::uint64_t count = h->blocks - first < in_flight ? h->blocks - first : in_flight;
+        const unsigned groups = static_cast<unsigned>((count + kThreadsPerGroup - 1) / kThreadsPerGroup);
+        decode_blocks_thread_per_block<<<groups, kThreadsPerGroup>>>(d, first, count,
+                                                                     static_cast<std::uint8_t*>(b.p[4]), slice);
+        e = mans::gpu::last_error();
+    }
+    if (e == kSuccess) e = mans::gpu::device_sync();
+    if (e == kSuccess) e = mans::gpu::memcpy(h->dst, b.p[2], dst_bytes, mans::gpu::kDeviceToHost);
+    if (e == kSuccess) e = mans::gpu::memcpy(h->status, b.p[3], sizes[3], mans::gpu::kDeviceToHost);
+    if (e != kSuccess) {
+        set_text(err, "decode_blocks_thread_per_block", e);
+        return -1;
+    }
+    return 0;
+}
+
 mans_backend_module make_module() {
     mans_backend_module m{};
     m.abi_version = MANS_BACKEND_ABI_VERSION;
     m.struct_size = sizeof(mans_backend_module);
     m.name = MANS_GPU_NAME;
     m.build_info = MANS_GPU_RUNTIME ", targets " MANS_GPU_TARGETS;
-    m.caps = MANS_BACKEND_CAP_RANS_DECODE_TEST;  // no user operation yet
+    m.caps = MANS_BACKEND_CAP_MANS_DECOMPRESS | MANS_BACKEND_CAP_RANS_DECODE_TEST;
     m.probe = probe;
+    m.decode_blocks = decode_blocks;
     m.rans_decode_lanes = rans_decode_lanes;
     return m;
 }

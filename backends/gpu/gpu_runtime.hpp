@@ -34,6 +34,8 @@ inline Error stream_create(Stream* s) { return hipStreamCreateWithFlags(s, hipSt
 inline Error stream_destroy(Stream s) { return hipStreamDestroy(s); }
 inline Error stream_sync(Stream s) { return hipStreamSynchronize(s); }
 inline Error device_sync() { return hipDeviceSynchronize(); }
+// HIP sizes a kernel's scratch (stack) from its code; there is no limit to raise.
+inline Error raise_stack_limit(std::size_t) { return hipSuccess; }
 inline Error last_error() { return hipGetLastError(); }
 inline const char* error_string(Error e) { return hipGetErrorString(e); }
 template <typename F>
@@ -71,6 +73,13 @@ inline Error stream_create(Stream* s) { return cudaStreamCreateWithFlags(s, cuda
 inline Error stream_destroy(Stream s) { return cudaStreamDestroy(s); }
 inline Error stream_sync(Stream s) { return cudaStreamSynchronize(s); }
 inline Error device_sync() { return cudaDeviceSynchronize(); }
+// Per-thread stack of at least `bytes` (never lowered).
+inline Error raise_stack_limit(std::size_t bytes) {
+    std::size_t now = 0;
+    Error e = cudaDeviceGetLimit(&now, cudaLimitStackSize);
+    if (e == cudaSuccess && now < bytes) e = cudaDeviceSetLimit(cudaLimitStackSize, bytes);
+    return e;
+}
 inline Error last_error() { return cudaGetLastError(); }
 inline const char* error_string(Error e) { return cudaGetErrorString(e); }
 template <typename F>
