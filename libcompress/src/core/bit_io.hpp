@@ -8,22 +8,22 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "core/byte_io.hpp"
 
 namespace mans::detail {
 
+// Writes into a caller's buffer of at least bit_writer_bytes(max_bits)
+// bytes (the flush stores 8 bytes at a time). Shared by the CPU and the GPU
+// encoders (MANS_HD).
+MANS_HD std::size_t bit_writer_bytes(std::size_t max_bits) { return max_bits / 8 + 16; }
+
 class BitWriter {
 public:
-    // `max_bits` bounds what will be written; the buffer is sized once.
-    BitWriter(std::vector<std::uint8_t>* out, std::size_t max_bits) : out_(out) {
-        out_->resize(max_bits / 8 + 16);
-        p_ = out_->data();
-    }
+    MANS_HD explicit BitWriter(std::uint8_t* buf) : begin_(buf), p_(buf) {}
 
     // Appends the low `n` bits of `v` (n <= 56 per call).
-    void put(std::uint64_t v, unsigned n) {
+    MANS_HD void put(std::uint64_t v, unsigned n) {
         acc_ |= (v & low_bits(n)) << fill_;
         fill_ += n;
         // Store 8 bytes, keep the unfinished ones (branch-free flush).
@@ -34,7 +34,7 @@ public:
         fill_ &= 7;
     }
     // Appends up to 64 bits.
-    void put_wide(std::uint64_t v, unsigned n) {
+    MANS_HD void put_wide(std::uint64_t v, unsigned n) {
         if (n > 32) {
             put(v & 0xffffffffu, 32);
             put(v >> 32, n - 32);
@@ -42,17 +42,17 @@ public:
             put(v, n);
         }
     }
-    // Writes the last partial byte and trims the buffer to the bits written.
-    void flush() {
+    // Writes the last partial byte; returns the bytes written in all.
+    MANS_HD std::size_t flush() {
         if (fill_) *p_++ = static_cast<std::uint8_t>(acc_);
-        out_->resize(static_cast<std::size_t>(p_ - out_->data()));
         acc_ = 0;
         fill_ = 0;
+        return static_cast<std::size_t>(p_ - begin_);
     }
 
 private:
-    static std::uint64_t low_bits(unsigned n) { return n == 0 ? 0 : (~0ull >> (64 - n)); }
-    std::vector<std::uint8_t>* out_;
+    MANS_HD static std::uint64_t low_bits(unsigned n) { return n == 0 ? 0 : (~0ull >> (64 - n)); }
+    std::uint8_t* begin_;
     std::uint8_t* p_;
     std::uint64_t acc_ = 0;
     unsigned fill_ = 0;

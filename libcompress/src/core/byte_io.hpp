@@ -28,7 +28,7 @@ MANS_HD void store_le(std::uint8_t* p, T v) {
 
 // Unsigned LEB128: 7 bits per byte, low bits first, high bit = more follows.
 inline constexpr unsigned kMaxVarintBytes = 10;
-inline unsigned encode_varint(std::uint64_t v, std::uint8_t* out) {
+MANS_HD unsigned encode_varint(std::uint64_t v, std::uint8_t* out) {
     unsigned n = 0;
     while (v >= 0x80) {
         out[n++] = static_cast<std::uint8_t>(v | 0x80);
@@ -96,37 +96,38 @@ private:
 };
 
 // Appends to a caller-sized buffer; `ok()` turns false instead of overflowing.
+// Shared by the CPU and the GPU encoders (MANS_HD).
 class ByteWriter {
 public:
-    ByteWriter(std::uint8_t* data, std::size_t cap) : begin_(data), p_(data), end_(data + cap) {}
+    MANS_HD ByteWriter(std::uint8_t* data, std::size_t cap) : begin_(data), p_(data), end_(data + cap) {}
 
-    std::size_t size() const { return static_cast<std::size_t>(p_ - begin_); }
-    std::size_t remaining() const { return ok_ ? static_cast<std::size_t>(end_ - p_) : 0; }
-    bool ok() const { return ok_; }
-    std::uint8_t* pos() { return p_; }
+    MANS_HD std::size_t size() const { return static_cast<std::size_t>(p_ - begin_); }
+    MANS_HD std::size_t remaining() const { return ok_ ? static_cast<std::size_t>(end_ - p_) : 0; }
+    MANS_HD bool ok() const { return ok_; }
+    MANS_HD std::uint8_t* pos() { return p_; }
 
     template <typename T>
-    void write(T v) {
+    MANS_HD void write(T v) {
         if (!reserve(sizeof(T))) return;
         store_le<T>(p_, v);
         p_ += sizeof(T);
     }
-    void write_varint(std::uint64_t v) {
+    MANS_HD void write_varint(std::uint64_t v) {
         std::uint8_t buf[kMaxVarintBytes];
         write_bytes(buf, encode_varint(v, buf));
     }
-    void write_bytes(const void* src, std::size_t n) {
+    MANS_HD void write_bytes(const void* src, std::size_t n) {
         if (!reserve(n)) return;
-        if (n) std::memcpy(p_, src, n);
+        if (n) hd_memcpy(p_, src, n);
         p_ += n;
     }
     // Marks n bytes as written (after the caller filled them through pos()).
-    void advance(std::size_t n) {
+    MANS_HD void advance(std::size_t n) {
         if (reserve(n)) p_ += n;
     }
 
 private:
-    bool reserve(std::size_t n) {
+    MANS_HD bool reserve(std::size_t n) {
         if (!ok_ || static_cast<std::size_t>(end_ - p_) < n) {
             ok_ = false;
             return false;

@@ -2,15 +2,18 @@
 //
 // Encoder decisions (block mode, token split, contexts, probability bits)
 // change the output bytes, so they must come out the same on every compiler
-// and backend: costs are computed in 16.16 fixed point with integer math only.
+// and backend: costs are computed in 16.16 fixed point with integer math
+// only, in MANS_HD functions that the GPU encoder runs too.
 #pragma once
 
 #include <cstdint>
 
+#include "core/hd.hpp"
+
 namespace mans::detail {
 
 // floor(log2(x) * 65536) for x >= 1, by repeated squaring of the mantissa.
-inline std::uint64_t log2_fix16(std::uint64_t x) {
+MANS_HD std::uint64_t log2_fix16(std::uint64_t x) {
     if (x == 0) return 0;
     unsigned e = 63;
     while (!(x >> e)) --e;
@@ -27,8 +30,12 @@ inline std::uint64_t log2_fix16(std::uint64_t x) {
     return r;
 }
 
-// log2_fix16 for x <= 4097 (frequencies, small counts) from a table.
-inline std::uint64_t log2_small_fix16(std::uint32_t x) {
+// log2_fix16 for x <= 4097 (frequencies, small counts) from a table on the
+// CPU; a GPU computes the same values (it has no function-local statics).
+MANS_HD std::uint64_t log2_small_fix16(std::uint32_t x) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+    return log2_fix16(x);
+#else
     struct Table {
         std::uint32_t v[4098];
         Table() {
@@ -37,10 +44,11 @@ inline std::uint64_t log2_small_fix16(std::uint32_t x) {
     };
     static const Table table;
     return x < 4098 ? table.v[x] : log2_fix16(x);
+#endif
 }
 
 // Order-0 cost in 16.16 fixed-point bits of a histogram: sum c*log2(total/c).
-inline std::uint64_t entropy_cost_fix16(const std::uint32_t* hist, unsigned nbins) {
+MANS_HD std::uint64_t entropy_cost_fix16(const std::uint32_t* hist, unsigned nbins) {
     std::uint64_t total = 0;
     for (unsigned s = 0; s < nbins; ++s) total += hist[s];
     if (total == 0) return 0;

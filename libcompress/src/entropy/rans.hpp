@@ -120,7 +120,7 @@ struct LaneLayout {
 
 // The encoder's lane count: fewer lanes on short streams, where each lane's
 // 4-byte final state would be a visible cost.
-inline unsigned lanes_for(std::size_t n) {
+MANS_HD unsigned lanes_for(std::size_t n) {
     unsigned lanes = 1;
     while (lanes < kMaxLanes && static_cast<std::size_t>(lanes) * 2 * 256 <= n) lanes *= 2;
     return lanes;
@@ -163,11 +163,45 @@ bool rans_decode_scalar(const RansDecodeArgs& a);
 
 // Pieces of the reference loops that SIMD kernels reuse for the steps they
 // do not vectorise. Encoding runs steps [t_lo, t_hi) downwards, decoding
-// upwards; both update the lane states x and the word cursor.
-void rans_encode_steps_scalar(const RansEncodeArgs& a, std::size_t t_lo, std::size_t t_hi,
-                              std::uint32_t* x, std::uint16_t** w);
+// upwards; both update the lane states x and the word cursor. MANS_HD: the
+// GPU block coders run them too.
+//
+// The encoder walks steps backwards and lanes from high to low, writing
+// words downwards, so that the decoder reads words forwards in (step, lane)
+// ascending order. Every SIMD or GPU kernel must emit exactly these bytes.
+MANS_HD void rans_encode_steps_scalar(const RansEncodeArgs& a, std::size_t t_lo, std::size_t t_hi,
+                                      std::uint32_t* x, std::uint16_t** wp) {
+    const LaneLayout& lay = a.layout;
+    std::uint16_t* w = *wp;
+    for (std::size_t t = t_hi; t-- > t_lo;) {
+        const unsigned active = lay.active_at(t);
+        const std::uint8_t* row = a.tokens + t * lay.lanes;
+        const std::uint8_t* prev = t ? row - lay.lanes : nullptr;
+        for (unsigned j = active; j-- > 0;) {
+            const unsigned ctx = prev ? a.ctx_of[prev[j]] : 0;
+            const EncSym& s = a.table[ctx * 256 + row[j]];
+            // Branch-free renormalisation: the store is harmless when unused.
+            const std::uint32_t xv = x[j];
+            const bool out = enc_needs_word(xv, s);
+            w[-1] = static_cast<std::uint16_t>(xv);
+            w -= out;
+            x[j] = enc_apply(out ? xv >> 16 : xv, s);
+        }
+    }
+    *wp = w;
+}
 
-// The decoding loops are MANS_HD: the GPU block decoder runs them too.
+// The whole reference encode (rans_encode_scalar is this, out of line).
+MANS_HD void rans_encode_reference(RansEncodeArgs& a) {
+    std::uint32_t x[kMaxLanes];
+    for (unsigned j = 0; j < a.layout.lanes; ++j) x[j] = kStateLow;
+    std::uint16_t* w = a.words_end;
+    rans_encode_steps_scalar(a, 0, a.layout.seg, x, &w);
+    for (unsigned j = 0; j < a.layout.lanes; ++j) a.states[j] = x[j];
+    a.words_first = w;
+    a.ok = true;
+}
+
 MANS_HD bool rans_decode_steps_scalar(const RansDecodeArgs& a, std::size_t t_lo, std::size_t t_hi,
                                       std::uint32_t* x, std::size_t* rdp) {
     const LaneLayout& lay = a.layout;

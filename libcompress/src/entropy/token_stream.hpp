@@ -1,4 +1,5 @@
-// token_stream.hpp - one rANS-coded token stream with its own tables.
+// token_stream.hpp - one rANS-coded token stream with its own tables, on
+// the CPU (the shared code: token_stream_encode.hpp, token_stream_decode.hpp).
 //
 // The encoder picks the number of contexts (1, 2, 4 or 8 classes of the
 // previous token in the lane) and the probability precision (8..12 bits) by
@@ -12,6 +13,7 @@
 #include "backend.hpp"
 #include "core/byte_io.hpp"
 #include "entropy/rans_table.hpp"
+#include "entropy/token_stream_encode.hpp"  // estimate_context_cost_fix16, estimate_order0_fix16
 
 namespace mans::detail {
 
@@ -35,13 +37,15 @@ bool decode_token_stream(ByteReader& r, std::size_t n, const RansKernels& kernel
                          TokenStreamScratch& scratch, std::vector<std::uint8_t>& out,
                          LaneLayout* layout);
 
-// Estimated coded size (16.16 bits) of tokens whose histogram by class of the
-// previous token is hist8, with the best number of contexts (returned in
-// *contexts when non-null). The encoder's own choice uses this.
-std::uint64_t estimate_context_cost_fix16(const std::uint32_t (*hist8)[256], unsigned* contexts);
-
-// Estimated coded size in 16.16 fixed-point bits of tokens with histogram
-// `hist` (order 0), including an approximate table cost.
-std::uint64_t estimate_order0_fix16(const std::uint32_t* hist);
+// An output for the shared coders (`grow`, token_stream_encode.hpp) that
+// appends to a vector; it never fails (std::bad_alloc reaches the API).
+struct VectorOut {
+    std::vector<std::uint8_t>& v;
+    std::uint8_t* grow(std::size_t n) {
+        const std::size_t old = v.size();
+        v.resize(old + n);
+        return v.data() + old;
+    }
+};
 
 }  // namespace mans::detail

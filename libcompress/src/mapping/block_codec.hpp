@@ -14,16 +14,11 @@
 #include "backend.hpp"
 #include "entropy/token_stream.hpp"
 #include "mapping/block_decode.hpp"  // BlockMode
+#include "mapping/block_encode.hpp"  // ModeHint
 #include "mans/mans.hpp"
 
 namespace mans::detail {
 
-
-// Optional override for tests: force one mapping (falls back to stored when it
-// cannot represent the block).
-enum class ModeHint : std::uint8_t {
-    automatic = 0, stored, constant, token_center, token_delta, token_repeat, adm, byte_planes, dictionary
-};
 
 struct BlockScratch {
     TokenStreamScratch stream;

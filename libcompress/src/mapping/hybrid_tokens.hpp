@@ -1,17 +1,18 @@
 // hybrid_tokens.hpp - the encoder side of the hybrid-token mapping
 // (docs/FORMAT.md 2.1): its cost model and split search, and the element
 // loop that turns a block into tokens plus raw bits. The inverse,
-// reconstruct_hybrid, is in block_decode.hpp.
+// reconstruct_hybrid, is in block_decode.hpp. MANS_HD: the GPU encoder
+// runs it too.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
-#include <vector>
 
 #include "core/bit_io.hpp"
+#include "core/hd.hpp"
 #include "entropy/cost_model.hpp"
-#include "entropy/token_stream.hpp"
+#include "entropy/token_stream_encode.hpp"
 #include "mapping/block_decode.hpp"
 #include "mapping/elements.hpp"
 #include "mapping/token_map.hpp"
@@ -24,7 +25,7 @@ struct ValueHist {
     std::uint32_t big[64][16] = {};  // v >= 256: [bit position e][top 4 mantissa bits]
     std::uint64_t vmax = 0;
 
-    void add(std::uint64_t v) {
+    MANS_HD void add(std::uint64_t v) {
         vmax = v > vmax ? v : vmax;
         if (v < 256) {
             ++small[v];
@@ -36,7 +37,7 @@ struct ValueHist {
 };
 
 // Estimated bits (16.16) of coding the sampled values with split p.
-inline std::uint64_t hybrid_cost_fix16(const ValueHist& h, HybridSplit p, unsigned B, std::uint32_t repeats) {
+MANS_HD std::uint64_t hybrid_cost_fix16(const ValueHist& h, HybridSplit p, unsigned B, std::uint32_t repeats) {
     std::uint32_t tok[256] = {};
     if (repeats) tok[hybrid_token_count(p, B)] = repeats;
     std::uint64_t raw_bits = 0;
@@ -66,7 +67,7 @@ struct HybridChoice {
 };
 
 // `repeats` > 0 asks for a split that leaves room for the repeat token.
-inline HybridChoice best_split(const ValueHist& h, unsigned B, std::uint32_t repeats = 0) {
+MANS_HD HybridChoice best_split(const ValueHist& h, unsigned B, std::uint32_t repeats = 0) {
     HybridChoice best;
     for (unsigned s = 0; s <= 8; ++s) {
         // Once every value is a direct token, m and larger s change nothing
@@ -85,11 +86,14 @@ inline HybridChoice best_split(const ValueHist& h, unsigned B, std::uint32_t rep
 
 // Hot loop of the hybrid-token mapping, kept free of member accesses so that
 // the byte stores cannot force reloads (char stores alias everything).
+// Raw bits go to `bits` (bit_writer_bytes(lay.n * B) bytes); returns their
+// byte count.
 template <typename U, Predictor kPred>
-void tokenize_hybrid(const std::uint8_t* x, const LaneLayout& lay, std::uint64_t flip, std::uint64_t center,
-                     HybridSplit split, std::uint8_t* tokens, std::vector<std::uint8_t>* bits) {
+MANS_HD std::size_t tokenize_hybrid(const std::uint8_t* x, const LaneLayout& lay, std::uint64_t flip,
+                                    std::uint64_t center, HybridSplit split, std::uint8_t* tokens,
+                                    std::uint8_t* bits) {
     using E = Elem<U>;
-    BitWriter bw(bits, lay.n * E::B);
+    BitWriter bw(bits);
     const unsigned repeat_tok = hybrid_token_count(split, E::B);
     // Element order: lane by lane, each lane's segment front to back. Tokens
     // go to their interleaved slots; raw bits follow element order.
@@ -113,7 +117,7 @@ void tokenize_hybrid(const std::uint8_t* x, const LaneLayout& lay, std::uint64_t
                 bw.put(v, nraw);
         }
     }
-    bw.flush();
+    return bw.flush();
 }
 
 }  // namespace mans::detail

@@ -1,0 +1,77 @@
+// hd_algo.hpp - the few standard algorithms the shared (MANS_HD) encoder
+// needs, for the CPU and the GPU.
+//
+// The CPU uses <algorithm>; a GPU thread cannot, and sorts with a heap sort
+// instead. Sorting integers gives one result whatever the algorithm, so the
+// bytes do not depend on which one ran; heap_sort_u64 is exercised on the
+// CPU by the tests all the same.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/hd.hpp"
+
+#if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+#include <algorithm>
+#endif
+
+namespace mans::detail {
+
+// In-place ascending heap sort (O(n log n), no extra memory).
+MANS_HD void heap_sort_u64(std::uint64_t* a, std::size_t n) {
+    if (n < 2) return;
+    const auto sift = [a](std::size_t i, std::size_t end) {
+        const std::uint64_t v = a[i];
+        while (true) {
+            std::size_t c = 2 * i + 1;
+            if (c >= end) break;
+            if (c + 1 < end && a[c] < a[c + 1]) ++c;
+            if (!(v < a[c])) break;
+            a[i] = a[c];
+            i = c;
+        }
+        a[i] = v;
+    };
+    for (std::size_t i = n / 2; i-- > 0;) sift(i, n);
+    for (std::size_t end = n; end-- > 1;) {
+        const std::uint64_t top = a[0];
+        a[0] = a[end];
+        a[end] = top;
+        sift(0, end);
+    }
+}
+
+MANS_HD void sort_u64(std::uint64_t* a, std::size_t n) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+    heap_sort_u64(a, n);
+#else
+    std::sort(a, a + n);
+#endif
+}
+
+// Removes adjacent duplicates of a sorted range; returns the new length.
+MANS_HD std::size_t unique_u64(std::uint64_t* a, std::size_t n) {
+    if (n == 0) return 0;
+    std::size_t w = 1;
+    for (std::size_t i = 1; i < n; ++i)
+        if (a[i] != a[w - 1]) a[w++] = a[i];
+    return w;
+}
+
+// First index i in the sorted a[0, n) with a[i] >= v (std::lower_bound).
+MANS_HD std::size_t lower_bound_u64(const std::uint64_t* a, std::size_t n, std::uint64_t v) {
+    std::size_t lo = 0, len = n;
+    while (len > 0) {
+        const std::size_t half = len / 2;
+        if (a[lo + half] < v) {
+            lo += half + 1;
+            len -= half + 1;
+        } else {
+            len = half;
+        }
+    }
+    return lo;
+}
+
+}  // namespace mans::detail

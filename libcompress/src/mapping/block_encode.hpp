@@ -1,0 +1,495 @@
+// block_encode.hpp - picks a mapping for one block and writes its payload
+// (docs/FORMAT.md "Block payload"): stored, constant, hybrid tokens against
+// the block center or the previous element (optionally with a repeat
+// token), ADM, byte planes, or a dictionary with a nested block of indices.
+//
+// Written once for the CPU and the GPU (MANS_HD), like block_decode.hpp:
+// the CPU's encode_block runs it for every block (block_encoder.cpp), a GPU
+// thread for one block (block_batch.hpp), so GPU streams are the CPU's
+// bytes by construction. Every decision comes from integer cost estimates.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/bit_io.hpp"
+#include "core/byte_io.hpp"
+#include "core/hd.hpp"
+#include "core/hd_algo.hpp"
+#include "entropy/cost_model.hpp"
+#include "entropy/token_stream_encode.hpp"
+#include "mapping/block_decode.hpp"  // BlockMode, Predictor
+#include "mapping/elements.hpp"
+#include "mapping/hybrid_tokens.hpp"
+#include "mapping/token_map.hpp"
+
+namespace mans::detail {
+
+// Optional override for tests: force one mapping (falls back to stored when it
+// cannot represent the block).
+enum class ModeHint : std::uint8_t {
+    automatic = 0, stored, constant, token_center, token_delta, token_repeat, adm, byte_planes, dictionary
+};
+
+// Mode selection looks at a sample: the whole block when it is small, else
+// evenly spaced runs of consecutive elements (runs keep the delta predictor
+// meaningful).
+inline constexpr std::size_t kSampleRun = 256;
+inline constexpr std::size_t kSampleRuns = 32;
+
+struct Stats {
+    std::uint64_t min = 0, max = 0;
+    std::uint64_t sum = 0;  // of biased values; only read for B <= 32, where it cannot overflow
+};
+
+// Env: what the encoder needs from its caller, as CPU vectors that grow
+// (block_encoder.cpp) or fixed slices of device memory (block_batch.hpp):
+//   out()                 the output: size(), grow(n) (null when full),
+//                         truncate(n), erase(begin, end)
+//   lanes(RansEncodeArgs&) the rANS lane loop
+//   tokens(slots), bits(bytes), sample(n), dict(n), index(n), value_map(n),
+//   stream(n)             scratch of at least that many entries (null when
+//                         it cannot have them)
+// A null from Env makes run() return false: the block cannot be coded here
+// (never on the CPU). Choosing another mapping instead would change bytes.
+//
+// kNested: codes the index array of a dictionary block, which may not itself
+// use a dictionary (a separate instantiation, so no recursion on a GPU).
+template <typename U, typename Env, bool kNested = false>
+class BlockEncoder {
+public:
+    using E = Elem<U>;
+    MANS_HD BlockEncoder(const std::uint8_t* src, std::size_t n, std::uint64_t flip, Env& env)
+        : x_(src), n_(n), flip_(flip), env_(env), out_(env.out()), lay_(LaneLayout::make(n, lanes_for(n))) {}
+
+    // Appends the block's payload to env.out(); false when Env failed.
+    MANS_HD bool run(ModeHint hint) {
+        const std::size_t start = out_.size();
+        stats_ = block_stats();
+        if (hint == ModeHint::automatic && stats_.min == stats_.max) hint = ModeHint::constant;
+        bool ok = false;
+        if (hint != ModeHint::automatic) {
+            ok = put_mode(hint);
+        } else {
+            Candidate ranked[kCandidates];
+            rank_modes(ranked);
+            ok = put_mode(ranked[0].hint);
+            // Data with few distinct values spread over a wide range (holes)
+            // may code better as indices into a dictionary; that is decided
+            // by coding both.
+            if (ok && dictionary_candidate_ && !failed_) {
+                const std::size_t first_end = out_.size();
+                if (put_mode(ModeHint::dictionary) && out_.size() - first_end < first_end - start)
+                    out_.erase(start, first_end);
+                else
+                    out_.truncate(first_end);
+            }
+        }
+        // Never expand: a block that does not shrink is stored.
+        if (!ok || out_.size() - start >= 1 + n_ * sizeof(U)) {
+            out_.truncate(start);
+            put_stored();
+        }
+        return !failed_;
+    }
+
+private:
+    struct Candidate {
+        ModeHint hint;
+        std::uint64_t cost;  // estimated bits on the sample, 16.16
+    };
+    static constexpr unsigned kCandidates = 5;
+
+    // Appends the payload of one mapping; false when it cannot code the block.
+    MANS_HD bool put_mode(ModeHint hint) {
+        const std::size_t start = out_.size();
+        bool ok = false;
+        switch (hint) {
+            case ModeHint::constant: ok = stats_.min == stats_.max && put_constant(); break;
+            case ModeHint::token_center: ok = put_token(Predictor::center); break;
+            case ModeHint::token_delta: ok = put_token(Predictor::lane_previous); break;
+            case ModeHint::token_repeat: ok = put_token(Predictor::center_repeat); break;
+            case ModeHint::adm: ok = adm_possible() && put_adm(); break;
+            case ModeHint::byte_planes: ok = put_byte_planes(); break;
+            case ModeHint::dictionary: ok = !kNested && put_dictionary(); break;
+            default: break;
+        }
+        if (!ok || failed_) out_.truncate(start);
+        return ok && !failed_;
+    }
+
+    MANS_HD Stats block_stats() const {
+        Stats s;
+        s.min = E::mask;
+        s.max = 0;
+        for (std::size_t i = 0; i < n_; ++i) {
+            const std::uint64_t u = load_biased<U>(x_, i, flip_);
+            s.min = u < s.min ? u : s.min;
+            s.max = u > s.max ? u : s.max;
+            s.sum += u;
+        }
+        return s;
+    }
+
+    // Indices of sampled elements, in runs.
+    template <typename Fn>
+    MANS_HD void for_each_sampled(Fn&& fn) const {
+        if (n_ <= kSampleRun * kSampleRuns) {
+            for (std::size_t i = 0; i < n_; ++i) fn(i);
+            return;
+        }
+        const std::size_t stride = n_ / kSampleRuns;
+        for (std::size_t r = 0; r < kSampleRuns; ++r)
+            for (std::size_t i = r * stride; i < r * stride + kSampleRun; ++i) fn(i);
+    }
+
+    // Median of every 4th sampled element (plenty for a center); also notes
+    // whether the sample looks like few distinct values with holes between
+    // them, the case a dictionary helps.
+    MANS_HD std::uint64_t sample_median() {
+        // Every 4th sampled element: at most ceil(min(n, runs * run) / 4).
+        const std::size_t sampled = n_ <= kSampleRun * kSampleRuns ? n_ : kSampleRun * kSampleRuns;
+        std::uint64_t* s = env_.sample(sampled / 4 + 1);
+        if (!s) return fail(), 0;
+        std::size_t size = 0, k = 0;
+        for_each_sampled([&](std::size_t i) {
+            if ((k++ & 3) == 0) s[size++] = load_biased<U>(x_, i, flip_);
+        });
+        sort_u64(s, size);
+        const std::uint64_t median = s[size / 2];
+        // Holes test on the central 98 % (outliers alone do not make holes
+        // that a dictionary removes profitably).
+        const std::size_t lo = size / 100, hi = size - 1 - size / 100;
+        const std::uint64_t span = s[hi] - s[lo] + 1;
+        const std::size_t distinct = unique_u64(s + lo, hi + 1 - lo);
+        dictionary_candidate_ = !kNested && E::B >= 16 && size >= 64 &&
+                                2 * static_cast<std::uint64_t>(distinct) <= span && distinct * 4 <= size;
+        return median;
+    }
+
+    // ADM's center as published: floor of the block mean (B <= 32 only).
+    MANS_HD std::uint64_t mean_center() const { return stats_.sum / n_; }
+
+    MANS_HD bool adm_possible() const {
+        if (E::B != 16 && E::B != 32) return false;
+        const std::uint64_t limit = static_cast<std::uint64_t>(kAdmStep) * kAdmMaxK;
+        const std::uint64_t c = mean_center();
+        return stats_.max - c <= limit && c - stats_.min <= limit;
+    }
+
+    // Estimates every mapping on the sample and puts the best first in `out`
+    // (the best two are re-estimated with contexts). Also fixes the center
+    // and the token splits.
+    MANS_HD void rank_modes(Candidate* out) {
+        center_ = sample_median();
+        ValueHist hc, hd, hr;
+        std::uint32_t repeats = 0;
+        std::uint32_t planes[8][256] = {};
+        std::uint32_t adm_codes[256] = {};
+        std::uint64_t adm_bits = 0;
+        const bool adm_ok = adm_possible();
+        const std::uint64_t adm_c = adm_ok ? mean_center() : 0;
+        const unsigned nplanes = plane_count();
+        std::uint32_t sampled = 0;
+        for_each_sampled([&](std::size_t i) {
+            ++sampled;
+            const std::uint64_t u = load_biased<U>(x_, i, flip_);
+            const std::uint64_t vc = zigzag((u - center_) & E::mask, E::B);
+            hc.add(vc);
+            const std::uint64_t prev = i ? load_biased<U>(x_, i - 1, flip_) : center_;
+            hd.add(zigzag((u - prev) & E::mask, E::B));
+            // Repeats of values that would need raw bits (>= 256 needs them
+            // under every split).
+            if (u == prev && vc >= 256)
+                ++repeats;
+            else
+                hr.add(vc);
+            const std::uint64_t w = u - stats_.min;
+            for (unsigned b = 0; b < nplanes; ++b) ++planes[b][(w >> (8 * b)) & 0xff];
+            if (adm_ok) {
+                unsigned k = 0;
+                ++adm_codes[adm_code(u, adm_c, &k)];
+                adm_bits += k;
+            }
+        });
+        split_center_ = best_split(hc, E::B);
+        split_delta_ = best_split(hd, E::B);
+        split_repeat_ = repeats ? best_split(hr, E::B, repeats) : HybridChoice{};
+        unsigned count = 0;
+        out[count++] = {ModeHint::token_center, split_center_.cost};
+        out[count++] = {ModeHint::token_delta, split_delta_.cost};
+        // The repeat token only pays (and is only worth a trial) with enough repeats.
+        if (repeats >= sampled / 64 && repeats) out[count++] = {ModeHint::token_repeat, split_repeat_.cost};
+        std::uint64_t plane_cost = 0;
+        for (unsigned b = 0; b < nplanes; ++b) plane_cost += estimate_order0_fix16(planes[b]);
+        out[count++] = {ModeHint::byte_planes, plane_cost};
+        if (adm_ok) out[count++] = {ModeHint::adm, estimate_order0_fix16(adm_codes) + adm_bits * kFixOne};
+        sort_candidates(out, count);
+        // Order-0 estimates miss what the context model gains: re-estimate
+        // the closest candidates with contexts before deciding.
+        const unsigned refine = count < 2 ? count : 2;
+        for (unsigned c = 0; c < refine; ++c) out[c].cost = refined_cost(out[c].hint);
+        sort_candidates(out, refine);
+    }
+
+    // Insertion sort by (cost, hint): ties break on the hint, so the order
+    // is fully determined (at most kCandidates entries).
+    MANS_HD static void sort_candidates(Candidate* c, unsigned count) {
+        for (unsigned i = 1; i < count; ++i) {
+            const Candidate v = c[i];
+            unsigned j = i;
+            while (j > 0 && (v.cost != c[j - 1].cost ? v.cost < c[j - 1].cost : v.hint < c[j - 1].hint)) {
+                c[j] = c[j - 1];
+                --j;
+            }
+            c[j] = v;
+        }
+    }
+
+    // Context-aware estimate on the sample of a token stream whose token and
+    // raw-bit count for element i come from tok_of(i, prev_u, &nraw). Sample
+    // runs restart the context like lane starts do.
+    template <typename TokenOf>
+    MANS_HD std::uint64_t sample_stream_cost(TokenOf&& tok_of) const {
+        std::uint32_t hist8[kMaxContexts][256];
+        hd_memset(hist8, 0, sizeof hist8);
+        std::uint64_t raw_bits = 0;
+        std::size_t last = ~std::size_t{0};
+        unsigned prev_tok = 0;
+        for_each_sampled([&](std::size_t i) {
+            const bool run_start = i != last + 1;
+            last = i;
+            const std::uint64_t prev_u = i ? load_biased<U>(x_, i - 1, flip_) : center_;
+            unsigned nraw = 0;
+            const unsigned tok = tok_of(i, prev_u, &nraw);
+            ++hist8[run_start ? 0 : token_class8(prev_tok)][tok];
+            raw_bits += nraw;
+            prev_tok = tok;
+        });
+        return estimate_context_cost_fix16(hist8, nullptr) + raw_bits * kFixOne;
+    }
+
+    MANS_HD std::uint64_t refined_cost(ModeHint hint) const {
+        switch (hint) {
+            case ModeHint::token_center:
+            case ModeHint::token_delta:
+            case ModeHint::token_repeat: {
+                const HybridChoice& ch = hint == ModeHint::token_center  ? split_center_
+                                         : hint == ModeHint::token_delta ? split_delta_
+                                                                         : split_repeat_;
+                const unsigned repeat_tok = hybrid_token_count(ch.split, E::B);
+                return sample_stream_cost([&](std::size_t i, std::uint64_t prev_u, unsigned* nraw) {
+                    const std::uint64_t u = load_biased<U>(x_, i, flip_);
+                    const std::uint64_t ref = hint == ModeHint::token_delta ? prev_u : center_;
+                    unsigned tok = hybrid_token(zigzag((u - ref) & E::mask, E::B), ch.split, nraw);
+                    if (hint == ModeHint::token_repeat && u == prev_u && *nraw) tok = repeat_tok, *nraw = 0;
+                    return tok;
+                });
+            }
+            case ModeHint::byte_planes: {
+                std::uint64_t cost = 0;
+                for (unsigned b = 0; b < plane_count(); ++b)
+                    cost += sample_stream_cost([&](std::size_t i, std::uint64_t, unsigned* nraw) {
+                        *nraw = 0;
+                        return static_cast<unsigned>(((load_biased<U>(x_, i, flip_) - stats_.min) >> (8 * b)) & 0xff);
+                    });
+                return cost;
+            }
+            case ModeHint::adm: {
+                const std::uint64_t c = mean_center();
+                return sample_stream_cost([&](std::size_t i, std::uint64_t, unsigned* nraw) {
+                    return adm_code(load_biased<U>(x_, i, flip_), c, nraw);  // k signal bits
+                });
+            }
+            default:
+                return ~0ull;
+        }
+    }
+
+    MANS_HD unsigned plane_count() const {
+        const std::uint64_t range = stats_.max - stats_.min;
+        unsigned p = 0;
+        while (p < sizeof(U) && (range >> (8 * p))) ++p;
+        return p;
+    }
+
+    MANS_HD void fail() { failed_ = true; }
+
+    // Output helpers: a full output sets failed_ (the bytes written so far
+    // are then dropped by the caller).
+    MANS_HD void put_bytes(const void* p, std::size_t n) {
+        std::uint8_t* d = out_.grow(n);
+        if (!d) return fail();
+        if (n) hd_memcpy(d, p, n);
+    }
+    MANS_HD void put_byte(unsigned v) {
+        const std::uint8_t b = static_cast<std::uint8_t>(v);
+        put_bytes(&b, 1);
+    }
+    MANS_HD void put_le(std::uint64_t v, unsigned bytes) {
+        std::uint8_t buf[8];
+        for (unsigned b = 0; b < bytes; ++b) buf[b] = static_cast<std::uint8_t>(v >> (8 * b));
+        put_bytes(buf, bytes);
+    }
+    MANS_HD void put_value(std::uint64_t v) { put_le(v, sizeof(U)); }
+
+    MANS_HD void put_stored() {
+        put_byte(static_cast<unsigned>(BlockMode::stored));
+        put_bytes(x_, n_ * sizeof(U));
+    }
+
+    MANS_HD bool put_constant() {
+        put_byte(static_cast<unsigned>(BlockMode::constant));
+        put_value(stats_.min);
+        return true;
+    }
+
+    // The token stream of tokens_, then the raw-bit section (u32 length,
+    // then the bytes).
+    MANS_HD bool put_tokens_and_bits(const std::uint8_t* bits, std::size_t bits_len) {
+        if (!put_stream()) return false;
+        put_le(bits_len, 4);
+        put_bytes(bits, bits_len);
+        return !failed_;
+    }
+    MANS_HD bool put_stream() {
+        const TokenEncodeBuffers b = env_.stream(n_);
+        if (!b.enc || !b.words) return fail(), false;
+        const auto lanes = [this](RansEncodeArgs& a) { env_.lanes(a); };
+        if (!encode_token_stream_into(tokens_, lay_, lanes, b, out_)) return fail(), false;
+        return true;
+    }
+    // Token scratch for this block's layout; null (and failed_) when Env has none.
+    MANS_HD std::uint8_t* token_buffer() {
+        tokens_ = env_.tokens(lay_.slots());
+        if (!tokens_) fail();
+        return tokens_;
+    }
+
+    MANS_HD bool put_token(Predictor pred) {
+        if (split_center_.cost == ~0ull) {  // forced mode: the splits are still needed
+            Candidate unused[kCandidates];
+            rank_modes(unused);
+        }
+        if (pred == Predictor::center_repeat && split_repeat_.cost == ~0ull)
+            split_repeat_ = best_split(ValueHist{}, E::B, 1);  // no repeats seen: any valid split
+        const HybridSplit split = pred == Predictor::center          ? split_center_.split
+                                  : pred == Predictor::lane_previous ? split_delta_.split
+                                                                     : split_repeat_.split;
+        put_byte(static_cast<unsigned>(BlockMode::token));
+        put_byte(static_cast<unsigned>(pred));
+        put_value(center_);
+        put_byte(split.s);
+        put_byte(split.m);
+        std::uint8_t* tokens = token_buffer();
+        std::uint8_t* bits = env_.bits(bit_writer_bytes(n_ * E::B));
+        if (!tokens || !bits) return fail(), false;
+        std::size_t bits_len = 0;
+        with_predictor(pred, [&](auto p) {
+            bits_len = tokenize_hybrid<U, decltype(p)::value>(x_, lay_, flip_, center_, split, tokens, bits);
+            return true;
+        });
+        return put_tokens_and_bits(bits, bits_len);
+    }
+
+    MANS_HD bool put_adm() {
+        const std::uint64_t c = mean_center();
+        put_byte(static_cast<unsigned>(BlockMode::adm));
+        put_value(c);
+        std::uint8_t* tokens = token_buffer();
+        std::uint8_t* bits = env_.bits(bit_writer_bytes(n_ * kAdmMaxK));
+        if (!tokens || !bits) return fail(), false;
+        BitWriter bw(bits);
+        for_each_element(lay_, [&](std::size_t slot, std::size_t i) {
+            unsigned k = 0;
+            tokens[slot] = static_cast<std::uint8_t>(adm_code(load_biased<U>(x_, i, flip_), c, &k));
+            bw.put(1ull << (k - 1), k);  // k-1 zeros, then a one
+        });
+        const std::size_t bits_len = bw.flush();
+        return put_tokens_and_bits(bits, bits_len);
+    }
+
+    MANS_HD bool put_byte_planes() {
+        const unsigned nplanes = plane_count();
+        if (nplanes == 0) return false;  // a constant block has no planes: stored/constant instead
+        put_byte(static_cast<unsigned>(BlockMode::byte_planes));
+        put_value(stats_.min);
+        put_byte(nplanes);
+        std::uint8_t* tokens = token_buffer();
+        if (!tokens) return false;
+        for (unsigned b = 0; b < nplanes; ++b) {
+            for_each_element(lay_, [&](std::size_t slot, std::size_t i) {
+                const std::uint64_t w = load_biased<U>(x_, i, flip_) - stats_.min;
+                tokens[slot] = static_cast<std::uint8_t>(w >> (8 * b));
+            });
+            if (!put_stream()) return false;
+        }
+        return !failed_;
+    }
+
+    MANS_HD void put_varint(std::uint64_t v) {
+        std::uint8_t buf[kMaxVarintBytes];
+        put_bytes(buf, encode_varint(v, buf));
+    }
+
+    // Mode 5: sorted distinct values (gap-coded), then the element indices
+    // as a nested u32 block coded by the same mappings.
+    MANS_HD bool put_dictionary() {
+        if (E::B < 16) return false;  // a u32 index per byte value never pays
+        std::uint64_t* dict = env_.dict(n_);
+        std::uint32_t* index = env_.index(n_);
+        if (!dict || !index) return fail(), false;
+        std::size_t size = 0;
+        if (E::B <= 16) {
+            // Counting: a map over the whole 16-bit value space.
+            const std::size_t values = std::size_t{1} << E::B;
+            std::uint32_t* map = env_.value_map(values);
+            if (!map) return fail(), false;
+            hd_memset(map, 0, values * sizeof(std::uint32_t));
+            for (std::size_t i = 0; i < n_; ++i) map[load_biased<U>(x_, i, flip_)] = 1;
+            for (std::uint32_t v = 0; v < values; ++v)
+                if (map[v]) map[v] = static_cast<std::uint32_t>(size), dict[size++] = v;
+            if (size * 2 > n_) return false;
+            for (std::size_t i = 0; i < n_; ++i) index[i] = map[load_biased<U>(x_, i, flip_)];
+        } else {
+            for (std::size_t i = 0; i < n_; ++i) dict[i] = load_biased<U>(x_, i, flip_);
+            sort_u64(dict, n_);
+            size = unique_u64(dict, n_);
+            if (size * 2 > n_) return false;
+            for (std::size_t i = 0; i < n_; ++i)
+                index[i] = static_cast<std::uint32_t>(lower_bound_u64(dict, size, load_biased<U>(x_, i, flip_)));
+        }
+        put_byte(static_cast<unsigned>(BlockMode::dictionary));
+        put_varint(size - 1);
+        put_value(dict[0]);
+        for (std::size_t d = 1; d < size; ++d) put_varint(dict[d] - dict[d - 1] - 1);
+        BlockEncoder<std::uint32_t, Env, true> nested(reinterpret_cast<const std::uint8_t*>(index), n_, 0, env_);
+        if (!nested.run(ModeHint::automatic)) fail();
+        return !failed_;
+    }
+
+    const std::uint8_t* x_;
+    std::size_t n_;
+    std::uint64_t flip_;
+    Env& env_;
+    decltype(env_.out()) out_;
+    LaneLayout lay_;
+    std::uint8_t* tokens_ = nullptr;  // token scratch of the current mapping
+    bool failed_ = false;
+    bool dictionary_candidate_ = false;
+    Stats stats_;
+    std::uint64_t center_ = 0;
+    HybridChoice split_center_, split_delta_, split_repeat_;
+};
+
+
+// Output bytes a block of n elements of esize bytes may need while its
+// candidates are coded (a fixed-capacity output of this size never fills):
+// a first mapping of at most 2 streams per byte plane (2n bytes each, and
+// tables) plus raw bits, then a dictionary trial (varints and a nested u32
+// block) behind it.
+MANS_HD std::size_t block_encode_out_bound(std::size_t n, std::size_t esize) {
+    return 40 * n * (esize < 4 ? 4 : esize) / 4 + 32 * 5000 + 64;
+}
+
+}  // namespace mans::detail
