@@ -17,12 +17,17 @@ install(FILES ${PROJECT_BINARY_DIR}/mansConfig.cmake ${PROJECT_BINARY_DIR}/mansC
 
 # The .pc file locates the prefix from its own path, so `cmake --install
 # --prefix X` works; a static libmans lists its dependencies in Libs.
+# With MANS_XXHASH_HEADER_ONLY xxHash is compiled into libmans: no -lxxhash.
 file(RELATIVE_PATH MANS_PC_UP "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
+set(_mans_pc_deps "-fopenmp -lxxhash")
+if(MANS_XXHASH_HEADER_ONLY)
+  set(_mans_pc_deps "-fopenmp")
+endif()
 if(BUILD_SHARED_LIBS)
   set(MANS_PC_LIBS "-L\${libdir} -lmans")
-  set(MANS_PC_LIBS_PRIVATE "-fopenmp -lxxhash")
+  set(MANS_PC_LIBS_PRIVATE "${_mans_pc_deps}")
 else()
-  set(MANS_PC_LIBS "-L\${libdir} -lmans -fopenmp -lxxhash")
+  set(MANS_PC_LIBS "-L\${libdir} -lmans ${_mans_pc_deps}")
   set(MANS_PC_LIBS_PRIVATE "")
 endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/mans.pc.in ${PROJECT_BINARY_DIR}/mans.pc @ONLY)
