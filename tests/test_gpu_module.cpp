@@ -1,6 +1,7 @@
 // test_gpu_module.cpp - the real GPU modules (backends/gpu) as this machine
 // has them. Everywhere: a built CUDA module loads without a GPU or driver
-// and claims exactly MANS decompression (decode_blocks). With a device: its warp rANS decoder (the
+// and claims exactly MANS compression and decompression (encode_blocks,
+// decode_blocks). With a device: its warp rANS decoder (the
 // MANS_HD lane step of the CPU decoder, ballot-ordered words) gives the CPU
 // decoder's tokens on CPU-encoded streams. Without one the device part says
 // so and is skipped.
@@ -73,7 +74,7 @@ ModuleState* device_module(const char* name, ModuleState& m) {
 
 }  // namespace
 
-TEST_CASE("a built CUDA module loads on any machine and claims MANS decompression only", "[gpu]") {
+TEST_CASE("a built CUDA module loads on any machine and claims MANS coding only", "[gpu]") {
     const std::string path = std::string(MANS_GPU_MODULE_DIR) + "/" + module_file_name("cuda");
     if (!exists(path)) {
         WARN("cuda: module not built: skipped");
@@ -84,14 +85,16 @@ TEST_CASE("a built CUDA module loads on any machine and claims MANS decompressio
     ModuleState m = load_backend_module("cuda", {MANS_GPU_MODULE_DIR});
     INFO(m.load_error);
     REQUIRE(m.module != nullptr);
-    CHECK((m.module->caps & 0xffffu) == MANS_BACKEND_CAP_MANS_DECOMPRESS);
+    CHECK((m.module->caps & 0xffffu) == (MANS_BACKEND_CAP_MANS_COMPRESS | MANS_BACKEND_CAP_MANS_DECOMPRESS));
     CHECK(m.has_op(BackendOp::mans_decompress));
-    CHECK_FALSE(m.has_op(BackendOp::mans_compress));
+    CHECK(m.has_op(BackendOp::mans_compress));
+    CHECK_FALSE(m.has_op(BackendOp::prism_compress));
     CHECK((m.module->caps & MANS_BACKEND_CAP_RANS_DECODE_TEST) != 0);
     probe_module(m);
     INFO("probe: " << m.devices << " device(s), " << m.device);
     CHECK(!m.device.empty());
-    CHECK(!module_unusable_reason(m, BackendOp::mans_compress).empty());
+    // PRISM is never a module's, device or not.
+    CHECK(!module_unusable_reason(m, BackendOp::prism_compress).empty());
 }
 
 TEST_CASE("GPU warp rANS decoder equals the CPU decoder", "[gpu]") {

@@ -3,12 +3,15 @@
 //
 // What it implements today:
 // - the device probe;
-// - MANS decompression (decode_blocks): one GPU thread per block runs the
-//   CPU's block decoder (mapping/block_batch.hpp, MANS_HD), so the bytes
-//   are the CPU's by construction; the core checks statuses and checksums;
+// - MANS compression and decompression (encode_blocks, decode_blocks): one
+//   GPU thread per block runs the CPU's block encoder or decoder
+//   (mapping/block_batch.hpp, MANS_HD), so the bytes are the CPU's by
+//   construction; the core frames the stream and computes and checks the
+//   checksums. One thread per block is the simple first form: a warp per
+//   block (32 rANS lanes) is the planned fast one;
 // - a development self-test (rans_decode_lanes: one warp decodes one rANS
 //   token stream with the MANS_HD lane step the CPU decoder runs).
-// MANS compression and PRISM stay on the CPU.
+// PRISM stays on the CPU.
 #include <cstdio>
 #include <cstring>
 
@@ -73,6 +76,39 @@ __global__ void decode_blocks_thread_per_block(mans_backend_block_batch batch, s
     if (i >= count) return;
     batch.status[first + i] = decode_batch_block(batch, first + i, scratch + i * slice);
 }
+
+// MANS_GPU_ENCODE: the encoder kernels. Not in the HIP module yet: hipcc's
+// gfx9 code for one encoder needs 134-187 KiB of stack per thread, beyond
+// the target's 128 KiB (CUDA's kernel: 46 KiB); the encoder's tables must
+// first move from its stack into the scratch slice. HIP modules decode only.
+#if defined(__HIPCC__)
+#define MANS_GPU_ENCODE 0
+#else
+#define MANS_GPU_ENCODE 1
+#endif
+
+#if MANS_GPU_ENCODE
+// One thread encodes one block of U elements, blocks [first, first + count)
+// of the batch. A kernel per element type: one encoder's stack per thread
+// (hipcc's gfx9 limit is 128 KiB; all four in one kernel took 204 KiB).
+template <typename U>
+__global__ void encode_blocks_thread_per_block(mans_backend_encode_batch batch, std::uint64_t first,
+                                               std::uint64_t count, std::uint8_t* scratch, std::size_t slice) {
+    const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= count) return;
+    batch.status[first + i] = encode_batch_block_as<U>(batch, first + i, scratch + i * slice);
+}
+
+using EncodeKernel = void (*)(mans_backend_encode_batch, std::uint64_t, std::uint64_t, std::uint8_t*, std::size_t);
+EncodeKernel encode_kernel_for(unsigned esize) {
+    switch (esize) {
+        case 1: return encode_blocks_thread_per_block<std::uint8_t>;
+        case 2: return encode_blocks_thread_per_block<std::uint16_t>;
+        case 4: return encode_blocks_thread_per_block<std::uint32_t>;
+        default: return encode_blocks_thread_per_block<std::uint64_t>;
+    }
+}
+#endif  // MANS_GPU_ENCODE
 
 // ---------------------------------------------------------------- host side
 
@@ -166,18 +202,30 @@ int rans_decode_lanes(const mans_backend_rans_stream* s, mans_backend_probe_resu
     return status;
 }
 
-// Threads (blocks in flight) per wave of decode_blocks, and the most
-// scratch memory the waves may take.
+// Threads (blocks in flight) per wave, and the share of free device memory
+// their scratch slices may take.
 constexpr std::uint64_t kMaxBlocksInFlight = 16384;
-constexpr std::size_t kMaxScratchBytes = std::size_t{4} << 30;
 constexpr unsigned kThreadsPerGroup = 64;
 
-// The block decoder's frame (tables of 256 entries, a FreqTable) is larger
+// Blocks in flight for `blocks` blocks of `slice` scratch bytes each, after
+// `other` bytes of buffers: at most half of the free memory.
+std::uint64_t blocks_in_flight(std::uint64_t blocks, std::size_t slice, std::size_t other) {
+    std::size_t free_bytes = 0, total = 0;
+    if (mans::gpu::mem_info(&free_bytes, &total) != mans::gpu::kSuccess) free_bytes = std::size_t{4} << 30;
+    const std::size_t budget = free_bytes > other ? (free_bytes - other) / 2 : 0;
+    std::uint64_t n = blocks < kMaxBlocksInFlight ? blocks : kMaxBlocksInFlight;
+    if (n * slice > budget) n = budget / slice;
+    return n ? n : 1;
+}
+
+// The block coders' frames (histograms and tables of 256 entries) are larger
 // than the default stack of a GPU thread: raise the limit to what the kernel
-// says it needs (ptxas: about 8.5 KiB on sm_90, no recursion).
-mans::gpu::Error ensure_stack_for_decode() {
+// says it needs (ptxas, sm_90: about 8.5 KiB to decode; the encoder's is
+// larger; no recursion in either).
+template <typename Kernel>
+mans::gpu::Error ensure_stack_for(Kernel* kernel) {
     mans::gpu::FuncAttributes fa{};
-    mans::gpu::Error e = mans::gpu::func_attributes(&fa, decode_blocks_thread_per_block);
+    mans::gpu::Error e = mans::gpu::func_attributes(&fa, kernel);
     if (e == mans::gpu::kSuccess) e = mans::gpu::raise_stack_limit(static_cast<std::size_t>(fa.localSizeBytes));
     return e;
 }
@@ -190,15 +238,14 @@ int decode_blocks(const mans_backend_block_batch* h, mans_backend_probe_result* 
         return -1;
     }
     const std::size_t slice = align16(block_scratch_bytes(static_cast<std::size_t>(h->block_elems)));
-    std::uint64_t in_flight = h->blocks < kMaxBlocksInFlight ? h->blocks : kMaxBlocksInFlight;
-    if (in_flight * slice > kMaxScratchBytes) in_flight = kMaxScratchBytes / slice ? kMaxScratchBytes / slice : 1;
     const std::size_t dst_bytes = static_cast<std::size_t>(((h->blocks - 1) * h->block_elems + h->last_elems) * esize);
-    const std::size_t sizes[5] = {static_cast<std::size_t>(h->payload_bytes) + 16,
-                                  static_cast<std::size_t>(h->blocks + 1) * 8, dst_bytes,
-                                  static_cast<std::size_t>(h->blocks) * 4, static_cast<std::size_t>(in_flight) * slice};
+    std::size_t sizes[5] = {static_cast<std::size_t>(h->payload_bytes) + 16, static_cast<std::size_t>(h->blocks + 1) * 8,
+                            dst_bytes, static_cast<std::size_t>(h->blocks) * 4, 0};
     DeviceBuffers<5> b;
     mans::gpu::Error e = mans::gpu::set_device(0);
-    if (e == kSuccess) e = ensure_stack_for_decode();
+    if (e == kSuccess) e = ensure_stack_for(decode_blocks_thread_per_block);
+    const std::uint64_t in_flight = blocks_in_flight(h->blocks, slice, sizes[0] + sizes[1] + sizes[2] + sizes[3]);
+    sizes[4] = static_cast<std::size_t>(in_flight) * slice;
     for (int i = 0; i < 5 && e == kSuccess; ++i) e = mans::gpu::malloc(&b.p[i], sizes[i]);
     if (e == kSuccess && h->payload_bytes)
         e = mans::gpu::memcpy(b.p[0], h->payloads, static_cast<std::size_t>(h->payload_bytes), mans::gpu::kHostToDevice);
@@ -229,6 +276,56 @@ int decode_blocks(const mans_backend_block_batch* h, mans_backend_probe_result* 
     return 0;
 }
 
+#if MANS_GPU_ENCODE
+int encode_blocks(const mans_backend_encode_batch* h, mans_backend_probe_result* err) {
+    using mans::gpu::kSuccess;
+    const unsigned esize = h ? elem_bytes(static_cast<mans::DType>(h->dtype)) : 0;
+    if (!h || esize == 0 || h->blocks == 0 || h->block_elems == 0 || h->last_elems > h->block_elems ||
+        h->slot_bytes < h->block_elems * esize + 1) {
+        if (err) std::snprintf(err->text, sizeof err->text, "invalid encode batch");
+        return -1;
+    }
+    const std::size_t slice = align16(encode_slice_layout(static_cast<std::size_t>(h->block_elems), esize).total);
+    const std::size_t src_bytes = static_cast<std::size_t>(((h->blocks - 1) * h->block_elems + h->last_elems) * esize);
+    const std::size_t slot_total = static_cast<std::size_t>(h->blocks * h->slot_bytes);
+    std::size_t sizes[5] = {src_bytes, slot_total, static_cast<std::size_t>(h->blocks) * 8,
+                            static_cast<std::size_t>(h->blocks) * 4, 0};
+    DeviceBuffers<5> b;
+    mans::gpu::Error e = mans::gpu::set_device(0);
+    const EncodeKernel kernel = encode_kernel_for(esize);
+    if (e == kSuccess) e = ensure_stack_for(kernel);
+    const std::uint64_t in_flight = blocks_in_flight(h->blocks, slice, sizes[0] + sizes[1] + sizes[2] + sizes[3]);
+    sizes[4] = static_cast<std::size_t>(in_flight) * slice;
+    for (int i = 0; i < 5 && e == kSuccess; ++i) e = mans::gpu::malloc(&b.p[i], sizes[i]);
+    if (e == kSuccess) e = mans::gpu::memcpy(b.p[0], h->src, src_bytes, mans::gpu::kHostToDevice);
+    if (e != kSuccess) {
+        set_text(err, "encode_blocks buffers", e);
+        return -1;
+    }
+    mans_backend_encode_batch d = *h;
+    d.src = static_cast<const std::uint8_t*>(b.p[0]);
+    d.slots = static_cast<std::uint8_t*>(b.p[1]);
+    d.payload_bytes = static_cast<std::uint64_t*>(b.p[2]);
+    d.status = static_cast<std::int32_t*>(b.p[3]);
+    for (std::uint64_t first = 0; first < h->blocks && e == kSuccess; first += in_flight) {
+        const std::uint64_t count = h->blocks - first < in_flight ? h->blocks - first : in_flight;
+        const unsigned groups = static_cast<unsigned>((count + kThreadsPerGroup - 1) / kThreadsPerGroup);
+        kernel<<<groups, kThreadsPerGroup>>>(d, first, count, static_cast<std::uint8_t*>(b.p[4]), slice);
+        e = mans::gpu::last_error();
+    }
+    if (e == kSuccess) e = mans::gpu::device_sync();
+    // The slots come back whole: a payload's size is only known on the device.
+    if (e == kSuccess) e = mans::gpu::memcpy(h->slots, b.p[1], slot_total, mans::gpu::kDeviceToHost);
+    if (e == kSuccess) e = mans::gpu::memcpy(h->payload_bytes, b.p[2], sizes[2], mans::gpu::kDeviceToHost);
+    if (e == kSuccess) e = mans::gpu::memcpy(h->status, b.p[3], sizes[3], mans::gpu::kDeviceToHost);
+    if (e != kSuccess) {
+        set_text(err, "encode_blocks_thread_per_block", e);
+        return -1;
+    }
+    return 0;
+}
+#endif  // MANS_GPU_ENCODE
+
 mans_backend_module make_module() {
     mans_backend_module m{};
     m.abi_version = MANS_BACKEND_ABI_VERSION;
@@ -237,6 +334,10 @@ mans_backend_module make_module() {
     m.build_info = MANS_GPU_RUNTIME ", targets " MANS_GPU_TARGETS;
     m.caps = MANS_BACKEND_CAP_MANS_DECOMPRESS | MANS_BACKEND_CAP_RANS_DECODE_TEST;
     m.probe = probe;
+#if MANS_GPU_ENCODE
+    m.caps |= MANS_BACKEND_CAP_MANS_COMPRESS;
+    m.encode_blocks = encode_blocks;
+#endif
     m.decode_blocks = decode_blocks;
     m.rans_decode_lanes = rans_decode_lanes;
     return m;

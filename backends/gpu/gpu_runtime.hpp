@@ -34,6 +34,7 @@ inline Error stream_create(Stream* s) { return hipStreamCreateWithFlags(s, hipSt
 inline Error stream_destroy(Stream s) { return hipStreamDestroy(s); }
 inline Error stream_sync(Stream s) { return hipStreamSynchronize(s); }
 inline Error device_sync() { return hipDeviceSynchronize(); }
+inline Error mem_info(std::size_t* free_bytes, std::size_t* total) { return hipMemGetInfo(free_bytes, total); }
 // HIP sizes a kernel's scratch (stack) from its code; there is no limit to raise.
 inline Error raise_stack_limit(std::size_t) { return hipSuccess; }
 inline Error last_error() { return hipGetLastError(); }
@@ -73,6 +74,7 @@ inline Error stream_create(Stream* s) { return cudaStreamCreateWithFlags(s, cuda
 inline Error stream_destroy(Stream s) { return cudaStreamDestroy(s); }
 inline Error stream_sync(Stream s) { return cudaStreamSynchronize(s); }
 inline Error device_sync() { return cudaDeviceSynchronize(); }
+inline Error mem_info(std::size_t* free_bytes, std::size_t* total) { return cudaMemGetInfo(free_bytes, total); }
 // Per-thread stack of at least `bytes` (never lowered).
 inline Error raise_stack_limit(std::size_t bytes) {
     std::size_t now = 0;

@@ -139,6 +139,56 @@ Errc decode_on_module(const mans_backend_module& m, const detail::ParsedFrame& f
     return Errc::ok;
 }
 
+// Compresses the blocks of header h with a GPU module (encode_blocks),
+// window by window, into dst: payloads after the prefix, index entries with
+// the CPU's content checksums, then the prefix. backend_unavailable: the
+// module failed at run time; internal: it did not code a block.
+Result compress_on_module(const mans_backend_module& m, const FrameHeader& h, const std::uint8_t* src,
+                          std::uint8_t* dst, std::size_t dst_cap, int threads, std::vector<IndexEntry>& index) {
+    const std::uint64_t nblocks = h.block_count();
+    const std::size_t esize = dtype_size(h.dtype);
+    std::size_t pos = h.prefix_bytes();
+    if (pos > dst_cap) return Result::fail(Errc::dst_too_small);
+    // A payload never exceeds its raw bytes + 1 (stored mode).
+    const std::uint64_t slot_bytes = std::uint64_t{h.block_elems} * esize + 1;
+    // About 256 MiB of input per call: big enough to fill a GPU.
+    const std::uint64_t window = std::max<std::uint64_t>(1, (std::uint64_t{256} << 20) / slot_bytes);
+    const std::size_t cap = static_cast<std::size_t>(std::min(window, nblocks));
+    std::vector<std::uint8_t> slots(cap * static_cast<std::size_t>(slot_bytes));
+    std::vector<std::uint64_t> sizes(cap);
+    std::vector<std::int32_t> status(cap);
+    for (std::uint64_t first = 0; first < nblocks; first += window) {
+        const std::size_t count = static_cast<std::size_t>(std::min(window, nblocks - first));
+        mans_backend_encode_batch batch{};
+        batch.dtype = static_cast<int>(h.dtype);
+        batch.blocks = count;
+        batch.block_elems = h.block_elems;
+        batch.last_elems = h.block_len(first + count - 1);
+        batch.src = src + h.block_first(first) * esize;
+        batch.slots = slots.data();
+        batch.slot_bytes = slot_bytes;
+        batch.payload_bytes = sizes.data();
+        batch.status = status.data();
+        std::fill(status.begin(), status.end(), MANS_ERR_INTERNAL);
+        mans_backend_probe_result err{};
+        if (m.encode_blocks(&batch, &err) < 0) return Result::fail(Errc::backend_unavailable);
+        for (std::size_t i = 0; i < count; ++i)
+            if (status[i] != MANS_OK || sizes[i] > slot_bytes) return Result::fail(Errc::internal);
+        detail::cpu_backend().for_each_block(count, threads, [&](std::size_t i, int) {
+            const std::uint64_t b = first + i;
+            const std::size_t n = static_cast<std::size_t>(h.block_len(b));
+            index[b] = {static_cast<std::uint32_t>(sizes[i]), detail::checksum32(src + h.block_first(b) * esize, n * esize)};
+        });
+        for (std::size_t i = 0; i < count; ++i) {
+            if (sizes[i] > dst_cap - pos) return Result::fail(Errc::dst_too_small);
+            std::memcpy(dst + pos, slots.data() + i * slot_bytes, static_cast<std::size_t>(sizes[i]));
+            pos += static_cast<std::size_t>(sizes[i]);
+        }
+    }
+    detail::write_frame_prefix(h, index.data(), dst);
+    return {Errc::ok, pos};
+}
+
 std::size_t default_block_elems(std::size_t block_bytes, std::size_t esize) {
     std::size_t bytes = block_bytes ? block_bytes : kDefaultBlockBytes;
     return bytes / esize;
@@ -220,8 +270,6 @@ Result CompressContext::compress(void* dst, std::size_t dst_cap, const void* src
         Placement pl;
         if (Errc e = select_backend(cfg.backend, detail::BackendOp::mans_compress, &pl); e != Errc::ok)
             return Result::fail(e);
-        if (!pl.cpu) return Result::fail(Errc::internal);  // no module compresses (not in kDispatchedCaps)
-        const detail::Backend* be = pl.cpu;
 
         FrameHeader h;
         h.dtype = cfg.dtype;
@@ -240,6 +288,15 @@ Result CompressContext::compress(void* dst, std::size_t dst_cap, const void* src
         const std::uint64_t nblocks = h.block_count();
         Impl& im = *impl_;
         im.index.resize(nblocks);
+        if (pl.gpu) {
+            const Result r = compress_on_module(*pl.gpu, h, static_cast<const std::uint8_t*>(src),
+                                                static_cast<std::uint8_t*>(dst), dst_cap, cfg.threads, im.index);
+            // As for decompression, `automatic` leaves any module failure
+            // to the CPU (which writes the same bytes); a full dst is the
+            // caller's and stays an error.
+            if (r || r.code == Errc::dst_too_small || cfg.backend != Backend::automatic) return r;
+        }
+        const detail::Backend* be = &detail::cpu_backend();
         const int workers = be->max_workers(cfg.threads);
         if (im.scratch.size() < static_cast<std::size_t>(workers)) im.scratch.resize(workers);
         const detail::RansKernels& kernels = be->kernels(cfg.force_scalar);

@@ -8,8 +8,8 @@
 // it) because the module is built by nvcc/hipcc, possibly from another
 // release of the project.
 //
-// ABI 2 replaced ABI 1's reserved whole-stream mans_decompress by
-// decode_blocks. Compatibility rule: the loader accepts only abi_version ==
+// ABI 2 replaced ABI 1's reserved whole-stream mans_compress and
+// mans_decompress by encode_blocks and decode_blocks. Compatibility rule: the loader accepts only abi_version ==
 // MANS_BACKEND_ABI_VERSION. Any change to a signature or to the meaning of a
 // field bumps the version; appending a field only raises struct_size (the
 // loader reads fields beyond the module's struct_size as absent).
@@ -63,11 +63,25 @@ typedef struct mans_backend_rans_stream {
     uint8_t* out;             /* interleaved, seg * lanes bytes */
 } mans_backend_rans_stream;
 
-/* Stream-level compression on host memory, arguments as in the public API
- * (mans.h); returns a mans_status value and writes the produced size to
- * *out_size. Reserved: no module implements it yet. */
-typedef int (*mans_backend_mans_compress_fn)(void* dst, size_t dst_cap, const void* src, size_t src_bytes,
-                                             int dtype, size_t block_bytes, size_t* out_size);
+/* Blocks of raw elements to encode, for encode_blocks (ABI 2). Host memory.
+ * Each payload is written to its own slot; the core assembles the frame and
+ * computes the content checksums. */
+typedef struct mans_backend_encode_batch {
+    int dtype;                /* mans_dtype */
+    uint64_t blocks;          /* >= 1 */
+    uint64_t block_elems;     /* elements of every block but the last */
+    uint64_t last_elems;      /* elements of the last block (1..block_elems) */
+    const uint8_t* src;       /* the elements of all blocks, back to back */
+    uint8_t* slots;           /* blocks slots of slot_bytes each, written */
+    uint64_t slot_bytes;      /* >= 1 + block_elems * element size (a payload never exceeds that) */
+    uint64_t* payload_bytes;  /* blocks entries, written: the payload size in each slot */
+    int32_t* status;          /* blocks entries, written: MANS_OK, or why the block was not coded */
+} mans_backend_encode_batch;
+
+/* Encodes every block of the batch exactly as the CPU backend does. Returns
+ * as decode_blocks does. */
+typedef int (*mans_backend_encode_blocks_fn)(const mans_backend_encode_batch* batch,
+                                             mans_backend_probe_result* err);
 
 /* The blocks of one MANS stream, for decode_blocks (ABI 2). The core has
  * parsed and checked the frame (header, index, header checksum, sizes), so
@@ -102,7 +116,7 @@ typedef struct mans_backend_module {
     /* Counts devices; never aborts, also without a driver. */
     void (*probe)(mans_backend_probe_result* out);
 
-    mans_backend_mans_compress_fn mans_compress;   /* null unless CAP_MANS_COMPRESS */
+    mans_backend_encode_blocks_fn encode_blocks;   /* null unless CAP_MANS_COMPRESS */
     mans_backend_decode_blocks_fn decode_blocks;   /* null unless CAP_MANS_DECOMPRESS */
     void* prism_compress;    /* reserved: PRISM signatures come with the kernels */
     void* prism_decompress;  /* reserved */

@@ -3,24 +3,24 @@
 //
 // Built several times (tests/CMakeLists.txt), each as libmans_backend_cuda.so
 // in its own folder, with one FIXTURE_* macro choosing how it misbehaves.
-// It needs no GPU runtime. FIXTURE_DECODER implements decode_blocks on the
-// host with the GPU kernel's per-block body (mapping/block_batch.hpp), so
-// the core's dispatch path, the module ABI and the kernel's decoder are
-// tested here; FIXTURE_DECODER_FAILS fails at "run time" like a GPU out of
-// memory.
+// It needs no GPU runtime. FIXTURE_CODER implements encode_blocks and
+// decode_blocks on the host with the GPU kernels' per-block bodies
+// (mapping/block_batch.hpp), so the core's dispatch paths, the module ABI
+// and the kernels' coders are tested here; FIXTURE_CODER_FAILS fails at
+// "run time" like a GPU out of memory.
 #include <cstdio>
 #include <vector>
 
 #include "backend_module.hpp"
-#if defined(FIXTURE_DECODER) || defined(FIXTURE_DECODER_FAILS)
+#if defined(FIXTURE_CODER) || defined(FIXTURE_CODER_FAILS)
 #include "mapping/block_batch.hpp"
 #endif
 
 namespace {
 
-#if defined(FIXTURE_DECODER) || defined(FIXTURE_DECODER_FAILS)
+#if defined(FIXTURE_CODER) || defined(FIXTURE_CODER_FAILS)
 constexpr int kDevices = 1;
-constexpr const char* kText = "Fixture GPU decoder";
+constexpr const char* kText = "Fixture GPU coder";
 #elif defined(FIXTURE_DEVICE) || defined(FIXTURE_CLAIMS_COMPRESS)
 constexpr int kDevices = 1;
 constexpr const char* kText = "Fixture GPU";
@@ -34,25 +34,37 @@ void probe(mans_backend_probe_result* out) {
     std::snprintf(out->text, sizeof out->text, "%s", kText);
 }
 
-#ifdef FIXTURE_CLAIMS_COMPRESS
-int fake_compress(void*, size_t, const void*, size_t, int, size_t, size_t* out_size) {
-    *out_size = 0;
-    return 40;  // MANS_ERR_INTERNAL: must never be called by this libmans
-}
-#endif
 
-#ifdef FIXTURE_DECODER
-// One "thread" per block, each with its own scratch slice, as the kernel.
+#ifdef FIXTURE_CODER
+// One "thread" per block, each with a fresh scratch slice, as the kernels.
+// The slice is filled with garbage first: the coders must not depend on
+// what the memory held.
+std::uint8_t* fresh_slice(std::vector<unsigned char>& buf, std::size_t bytes) {
+    buf.assign(bytes + 16, 0xA5);
+    return reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(buf.data()) + 15) & ~std::uintptr_t{15});
+}
 int decode_blocks(const mans_backend_block_batch* batch, mans_backend_probe_result*) {
+    std::vector<unsigned char> scratch;
     const std::size_t slice = mans::detail::block_scratch_bytes(batch->block_elems);
-    std::vector<unsigned char> scratch(slice + 16);
-    auto* aligned = reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(scratch.data()) + 15) & ~std::uintptr_t{15});
-    for (std::uint64_t b = 0; b < batch->blocks; ++b) batch->status[b] = mans::detail::decode_batch_block(*batch, b, aligned);
+    for (std::uint64_t b = 0; b < batch->blocks; ++b)
+        batch->status[b] = mans::detail::decode_batch_block(*batch, b, fresh_slice(scratch, slice));
+    return 0;
+}
+int encode_blocks(const mans_backend_encode_batch* batch, mans_backend_probe_result*) {
+    std::vector<unsigned char> scratch;
+    const unsigned esize = mans::detail::elem_bytes(static_cast<mans::DType>(batch->dtype));
+    const std::size_t slice = mans::detail::encode_slice_layout(batch->block_elems, esize).total;
+    for (std::uint64_t b = 0; b < batch->blocks; ++b)
+        batch->status[b] = mans::detail::encode_batch_block(*batch, b, fresh_slice(scratch, slice));
     return 0;
 }
 #endif
-#ifdef FIXTURE_DECODER_FAILS
+#ifdef FIXTURE_CODER_FAILS
 int decode_blocks(const mans_backend_block_batch*, mans_backend_probe_result* err) {
+    if (err) std::snprintf(err->text, sizeof err->text, "fixture: out of device memory");
+    return -1;
+}
+int encode_blocks(const mans_backend_encode_batch*, mans_backend_probe_result* err) {
     if (err) std::snprintf(err->text, sizeof err->text, "fixture: out of device memory");
     return -1;
 }
@@ -74,11 +86,11 @@ mans_backend_module make_module() {
     m.build_info = "test fixture";
     m.probe = probe;
 #ifdef FIXTURE_CLAIMS_COMPRESS
-    m.caps = MANS_BACKEND_CAP_MANS_COMPRESS;
-    m.mans_compress = fake_compress;
+    m.caps = MANS_BACKEND_CAP_MANS_COMPRESS;  // a flag without its function: not implemented
 #endif
-#if defined(FIXTURE_DECODER) || defined(FIXTURE_DECODER_FAILS)
-    m.caps = MANS_BACKEND_CAP_MANS_DECOMPRESS;
+#if defined(FIXTURE_CODER) || defined(FIXTURE_CODER_FAILS)
+    m.caps = MANS_BACKEND_CAP_MANS_COMPRESS | MANS_BACKEND_CAP_MANS_DECOMPRESS;
+    m.encode_blocks = encode_blocks;
     m.decode_blocks = decode_blocks;
 #endif
     return m;

@@ -59,11 +59,11 @@ const char* op_label(BackendOp op) {
 bool ModuleState::has_op(BackendOp op) const {
     if (!module || !(module->caps & op_capability(op))) return false;
     // A flag without its function pointer counts as not implemented.
-    const std::size_t after_compress = offsetof(mans_backend_module, mans_compress) + sizeof(void*);
+    const std::size_t after_compress = offsetof(mans_backend_module, encode_blocks) + sizeof(void*);
     const std::size_t after_decompress = offsetof(mans_backend_module, decode_blocks) + sizeof(void*);
     switch (op) {
         case BackendOp::mans_compress:
-            return field_or_null(module, &mans_backend_module::mans_compress, after_compress) != nullptr;
+            return field_or_null(module, &mans_backend_module::encode_blocks, after_compress) != nullptr;
         case BackendOp::mans_decompress:
             return field_or_null(module, &mans_backend_module::decode_blocks, after_decompress) != nullptr;
         case BackendOp::prism_compress:

@@ -169,7 +169,7 @@ bool rans_decode_scalar(const RansDecodeArgs& a);
 // The encoder walks steps backwards and lanes from high to low, writing
 // words downwards, so that the decoder reads words forwards in (step, lane)
 // ascending order. Every SIMD or GPU kernel must emit exactly these bytes.
-MANS_HD void rans_encode_steps_scalar(const RansEncodeArgs& a, std::size_t t_lo, std::size_t t_hi,
+MANS_HD_CALL void rans_encode_steps_scalar(const RansEncodeArgs& a, std::size_t t_lo, std::size_t t_hi,
                                       std::uint32_t* x, std::uint16_t** wp) {
     const LaneLayout& lay = a.layout;
     std::uint16_t* w = *wp;
@@ -202,7 +202,7 @@ MANS_HD void rans_encode_reference(RansEncodeArgs& a) {
     a.ok = true;
 }
 
-MANS_HD bool rans_decode_steps_scalar(const RansDecodeArgs& a, std::size_t t_lo, std::size_t t_hi,
+MANS_HD_CALL bool rans_decode_steps_scalar(const RansDecodeArgs& a, std::size_t t_lo, std::size_t t_hi,
                                       std::uint32_t* x, std::size_t* rdp) {
     const LaneLayout& lay = a.layout;
     std::size_t rd = *rdp;

@@ -67,7 +67,7 @@ struct SymbolHeap {
 // keep q >= 1; the rounding error is settled greedily where it costs the
 // fewest bits, so frequent symbols are never robbed to pay for rare ones.
 // Ties break on the symbol value so that the result is fully determined.
-MANS_HD void normalize_freqs(const std::uint32_t* counts, unsigned prob_bits, FreqTable* out) {
+MANS_HD_CALL void normalize_freqs(const std::uint32_t* counts, unsigned prob_bits, FreqTable* out) {
     const std::uint64_t M = 1ull << prob_bits;
     std::uint64_t total = 0;
     for (unsigned s = 0; s < 256; ++s) total += counts[s];
@@ -111,7 +111,7 @@ MANS_HD void normalize_freqs(const std::uint32_t* counts, unsigned prob_bits, Fr
 }
 
 // Cost in 16.16 fixed-point bits of coding `counts` with table `t`.
-MANS_HD std::uint64_t coded_cost_fix16(const std::uint32_t* counts, const FreqTable& t, unsigned prob_bits) {
+MANS_HD_CALL std::uint64_t coded_cost_fix16(const std::uint32_t* counts, const FreqTable& t, unsigned prob_bits) {
     const std::uint64_t full = static_cast<std::uint64_t>(prob_bits) << 16;
     std::uint64_t cost = 0;
     for (unsigned s = 0; s < 256; ++s)
@@ -120,7 +120,7 @@ MANS_HD std::uint64_t coded_cost_fix16(const std::uint32_t* counts, const FreqTa
 }
 
 // Compact table storage (docs/FORMAT.md "Frequency table").
-MANS_HD void write_freq_table(ByteWriter& w, const FreqTable& t) {
+MANS_HD_CALL void write_freq_table(ByteWriter& w, const FreqTable& t) {
     unsigned nsym = 0, last = 0;
     for (unsigned s = 0; s < 256; ++s)
         if (t.q[s]) ++nsym, last = s;
@@ -143,14 +143,14 @@ MANS_HD void write_freq_table(ByteWriter& w, const FreqTable& t) {
         if (t.q[s]) w.write_varint(t.q[s] - 1);
 }
 
-MANS_HD std::size_t freq_table_bytes(const FreqTable& t) {
+MANS_HD_CALL std::size_t freq_table_bytes(const FreqTable& t) {
     std::uint8_t scratch[1 + 32 + 256 * 2];
     ByteWriter w(scratch, sizeof scratch);
     write_freq_table(w, t);
     return w.size();
 }
 
-MANS_HD void build_enc_table(const FreqTable& t, unsigned prob_bits, EncSym* out) {
+MANS_HD_CALL void build_enc_table(const FreqTable& t, unsigned prob_bits, EncSym* out) {
     const std::uint32_t M = 1u << prob_bits;
     std::uint32_t cum = 0;
     for (unsigned s = 0; s < 256; ++s) {
@@ -178,7 +178,7 @@ MANS_HD void build_enc_table(const FreqTable& t, unsigned prob_bits, EncSym* out
 
 // Decoder side, shared with the GPU decoder (MANS_HD). read_freq_table
 // checks every field: symbol list or bitmap, each frequency, and the sum.
-MANS_HD bool read_freq_table(ByteReader& r, unsigned prob_bits, FreqTable* t) {
+MANS_HD_CALL bool read_freq_table(ByteReader& r, unsigned prob_bits, FreqTable* t) {
     const std::uint32_t M = 1u << prob_bits;
     std::uint8_t nsym_m1 = 0;
     if (!r.read(&nsym_m1)) return false;
@@ -222,7 +222,7 @@ MANS_HD bool read_freq_table(ByteReader& r, unsigned prob_bits, FreqTable* t) {
     return true;
 }
 
-MANS_HD void build_dec_table(const FreqTable& t, std::uint32_t* out) {
+MANS_HD_CALL void build_dec_table(const FreqTable& t, std::uint32_t* out) {
     std::uint32_t slot = 0;
     for (unsigned s = 0; s < 256; ++s)
         for (std::uint32_t b = 0; b < t.q[s]; ++b) out[slot++] = dec_entry(s, t.q[s], b);

@@ -34,7 +34,7 @@ struct TokenDecodeBuffers {
 // in b.tokens and the layout in *layout. `lanes_decode(const RansDecodeArgs&)`
 // runs the lane loop. False on any inconsistency.
 template <typename LanesDecode>
-MANS_HD bool decode_token_stream_into(ByteReader& r, std::size_t n, const LanesDecode& lanes_decode,
+MANS_HD_CALL bool decode_token_stream_into(ByteReader& r, std::size_t n, const LanesDecode& lanes_decode,
                                       const TokenDecodeBuffers& b, LaneLayout* layout) {
     std::uint8_t flags = 0, bits = 0;
     if (!r.read(&flags) || !r.read(&bits)) return false;

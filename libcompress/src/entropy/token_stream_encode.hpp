@@ -43,14 +43,14 @@ MANS_HD void merge_contexts(const std::uint32_t (*hist8)[256], unsigned k, std::
 
 // Estimated coded size in 16.16 fixed-point bits of tokens with histogram
 // `hist` (order 0), including an approximate table cost.
-MANS_HD std::uint64_t estimate_order0_fix16(const std::uint32_t* hist) {
+MANS_HD_CALL std::uint64_t estimate_order0_fix16(const std::uint32_t* hist) {
     return entropy_cost_fix16(hist, 256) + approx_table_fix16(symbols_in(hist));
 }
 
 // Estimated coded size (16.16 bits) of tokens whose histogram by class of the
 // previous token is hist8, with the best number of contexts (returned in
 // *contexts when non-null). The encoder's own choice uses this.
-MANS_HD std::uint64_t estimate_context_cost_fix16(const std::uint32_t (*hist8)[256], unsigned* contexts) {
+MANS_HD_CALL std::uint64_t estimate_context_cost_fix16(const std::uint32_t (*hist8)[256], unsigned* contexts) {
     std::uint64_t best_cost = ~0ull;
     std::uint32_t merged[kMaxContexts][256];
     for (unsigned k = 1; k <= kMaxContexts; k *= 2) {
@@ -77,7 +77,7 @@ struct TokenEncodeBuffers {
 // False when the coder or the output fails (never for valid input and an
 // output of encode_output_bound capacity).
 template <typename LanesEncode, typename Out>
-MANS_HD bool encode_token_stream_into(const std::uint8_t* tokens, const LaneLayout& lay,
+MANS_HD_CALL bool encode_token_stream_into(const std::uint8_t* tokens, const LaneLayout& lay,
                                       const LanesEncode& lanes_encode, const TokenEncodeBuffers& b, Out& out) {
     // Histogram by class of the previous token in the same lane (the class
     // from a table: the compare chain of token_class8 costs more here).

@@ -1,10 +1,11 @@
-// block_batch.hpp - decodes one block of a module's block batch
-// (mans_backend_block_batch, backend_module.hpp).
+// block_batch.hpp - encodes or decodes one block of a module's batch
+// (mans_backend_encode_batch / mans_backend_block_batch, backend_module.hpp).
 //
-// The per-block body of the GPU decode kernel (one thread per block,
+// The per-block bodies of the GPU kernels (one thread per block,
 // backends/gpu) and of the host stand-in module the dispatch tests load
 // (tests/backend_fixture): MANS_HD, so both run the same code, which is the
-// CPU's block decoder (block_decode.hpp) with the reference lane loop.
+// CPU's block encoder and decoder (block_encode.hpp, block_decode.hpp) with
+// the reference lane loops and fixed scratch slices instead of vectors.
 #pragma once
 
 #include <cstddef>
@@ -14,6 +15,7 @@
 #include "core/hd.hpp"
 #include "mans/mans.h"
 #include "mapping/block_decode.hpp"
+#include "mapping/block_encode.hpp"
 
 namespace mans::detail {
 
@@ -23,7 +25,8 @@ struct ReferenceLanes {
 };
 
 // Elements of block b of a batch.
-MANS_HD std::uint64_t batch_block_elems(const mans_backend_block_batch& batch, std::uint64_t b) {
+template <typename Batch>
+MANS_HD std::uint64_t batch_block_elems(const Batch& batch, std::uint64_t b) {
     return b + 1 == batch.blocks ? batch.last_elems : batch.block_elems;
 }
 
@@ -43,6 +46,132 @@ MANS_HD std::int32_t decode_batch_block(const mans_backend_block_batch& batch, s
     const Errc e = decode_block_payload(dtype, batch.payloads + begin, static_cast<std::size_t>(end - begin), n,
                                         batch.dst + b * batch.block_elems * esize, ReferenceLanes{}, sc);
     return static_cast<std::int32_t>(e);
+}
+
+// ---------------------------------------------------------------- encoding
+
+struct ReferenceEncodeLanes {
+    MANS_HD void operator()(RansEncodeArgs& a) const { rans_encode_reference(a); }
+};
+
+// An output of fixed capacity for BlockEncoder (grow returns null when full).
+struct FixedOut {
+    std::uint8_t* data;
+    std::size_t cap;
+    std::size_t used = 0;
+    MANS_HD std::size_t size() const { return used; }
+    MANS_HD std::uint8_t* grow(std::size_t n) {
+        if (n > cap - used) return nullptr;
+        std::uint8_t* p = data + used;
+        used += n;
+        return p;
+    }
+    MANS_HD void truncate(std::size_t n) { used = n < used ? n : used; }
+    // Removes [begin, end): the tail moves down (never overlapping upwards).
+    MANS_HD void erase(std::size_t begin, std::size_t end) {
+        for (std::size_t i = end; i < used; ++i) data[begin + (i - end)] = data[i];
+        used -= end - begin;
+    }
+};
+
+// Encoder scratch for blocks of up to max_n elements of esize bytes, as one
+// 16-byte aligned slice: output, tokens, raw bits, sample, dictionary,
+// indices, 16-bit value map, encoder tables, words.
+struct EncodeSliceLayout {
+    std::size_t out, tokens, bits, sample, dict, index, value_map, enc, words, total;
+};
+MANS_HD EncodeSliceLayout encode_slice_layout(std::size_t max_n, unsigned esize) {
+    EncodeSliceLayout l{};
+    std::size_t at = 0;
+    const auto take = [&at](std::size_t bytes) {
+        const std::size_t here = at;
+        at += align16(bytes);
+        return here;
+    };
+    const std::size_t sampled = max_n < kSampleRun * kSampleRuns ? max_n : kSampleRun * kSampleRuns;
+    l.out = take(block_encode_out_bound(max_n, esize));
+    l.tokens = take(token_buffer_entries(max_n));
+    l.bits = take(bit_writer_bytes(max_n * 64));  // hybrid raw bits of u64, or ADM's <= 32 per element
+    l.sample = take((sampled / 4 + 1) * 8);
+    l.dict = take(esize >= 2 ? max_n * 8 : 0);
+    l.index = take(esize >= 2 ? max_n * 4 : 0);
+    l.value_map = take(esize == 2 ? (std::size_t{1} << 16) * 4 : 0);
+    l.enc = take(std::size_t{kMaxContexts} * 256 * sizeof(EncSym));
+    l.words = take((max_n + kWordPadding) * 2);
+    l.total = at;
+    return l;
+}
+
+// BlockEncoder's Env (block_encode.hpp) over one slice.
+struct FixedEncodeEnv {
+    std::uint8_t* base;
+    EncodeSliceLayout lay;
+    std::size_t max_n;
+    unsigned esize;
+    FixedOut payload;
+
+    MANS_HD FixedOut& out() { return payload; }
+    MANS_HD void lanes(RansEncodeArgs& a) const { rans_encode_reference(a); }
+    MANS_HD std::uint8_t* tokens(std::size_t slots) const {
+        return slots <= token_buffer_entries(max_n) ? base + lay.tokens : nullptr;
+    }
+    MANS_HD std::uint8_t* bits(std::size_t bytes) const {
+        return bytes <= bit_writer_bytes(max_n * 64) ? base + lay.bits : nullptr;
+    }
+    MANS_HD std::uint64_t* sample(std::size_t n) const {
+        const std::size_t sampled = max_n < kSampleRun * kSampleRuns ? max_n : kSampleRun * kSampleRuns;
+        return n <= sampled / 4 + 1 ? reinterpret_cast<std::uint64_t*>(base + lay.sample) : nullptr;
+    }
+    MANS_HD std::uint64_t* dict(std::size_t n) const {
+        return esize >= 2 && n <= max_n ? reinterpret_cast<std::uint64_t*>(base + lay.dict) : nullptr;
+    }
+    MANS_HD std::uint32_t* index(std::size_t n) const {
+        return esize >= 2 && n <= max_n ? reinterpret_cast<std::uint32_t*>(base + lay.index) : nullptr;
+    }
+    MANS_HD std::uint32_t* value_map(std::size_t n) const {
+        return esize == 2 && n <= (std::size_t{1} << 16) ? reinterpret_cast<std::uint32_t*>(base + lay.value_map)
+                                                        : nullptr;
+    }
+    MANS_HD TokenEncodeBuffers stream(std::size_t n) const {
+        if (n > max_n) return {nullptr, nullptr};
+        return {reinterpret_cast<EncSym*>(base + lay.enc), reinterpret_cast<std::uint16_t*>(base + lay.words)};
+    }
+};
+
+// Encodes block b of the batch, whose elements are U (esize bytes, checked
+// by the caller), with `scratch` (encode_slice_layout(batch.block_elems,
+// esize).total bytes, 16-byte aligned) into its slot; returns its
+// mans_status (MANS_ERR_INTERNAL when the slice was too small, which a
+// correct bound never allows). One instantiation per kernel keeps a GPU
+// thread's stack to one encoder's.
+template <typename U>
+MANS_HD std::int32_t encode_batch_block_as(const mans_backend_encode_batch& batch, std::uint64_t b,
+                                           std::uint8_t* scratch) {
+    constexpr unsigned esize = sizeof(U);
+    if (b >= batch.blocks) return MANS_ERR_INTERNAL;
+    const std::size_t max_n = static_cast<std::size_t>(batch.block_elems);
+    const std::size_t n = static_cast<std::size_t>(batch_block_elems(batch, b));
+    const EncodeSliceLayout lay = encode_slice_layout(max_n, esize);
+    FixedEncodeEnv env{scratch, lay, max_n, esize, FixedOut{scratch + lay.out, block_encode_out_bound(max_n, esize)}};
+    const std::uint8_t* src = batch.src + b * batch.block_elems * esize;
+    const bool ok = BlockEncoder<U, FixedEncodeEnv>(src, n, sign_flip(static_cast<DType>(batch.dtype)), env)
+                        .run(ModeHint::automatic);
+    if (!ok || env.payload.used > batch.slot_bytes) return MANS_ERR_INTERNAL;
+    hd_memcpy(batch.slots + b * batch.slot_bytes, env.payload.data, env.payload.used);
+    batch.payload_bytes[b] = env.payload.used;
+    return MANS_OK;
+}
+
+// The same for any dtype (the host stand-in module calls this).
+MANS_HD std::int32_t encode_batch_block(const mans_backend_encode_batch& batch, std::uint64_t b,
+                                        std::uint8_t* scratch) {
+    switch (elem_bytes(static_cast<DType>(batch.dtype))) {
+        case 1: return encode_batch_block_as<std::uint8_t>(batch, b, scratch);
+        case 2: return encode_batch_block_as<std::uint16_t>(batch, b, scratch);
+        case 4: return encode_batch_block_as<std::uint32_t>(batch, b, scratch);
+        case 8: return encode_batch_block_as<std::uint64_t>(batch, b, scratch);
+    }
+    return MANS_ERR_INTERNAL;
 }
 
 }  // namespace mans::detail

@@ -57,7 +57,7 @@ MANS_HD bool bits_exact(const BitReader& br, std::uint32_t len) {
 
 // Inverse of tokenize_hybrid (hybrid_tokens.hpp).
 template <typename U, Predictor kPred>
-MANS_HD bool reconstruct_hybrid(const std::uint8_t* tokens, const LaneLayout& lay, std::uint64_t flip,
+MANS_HD_CALL bool reconstruct_hybrid(const std::uint8_t* tokens, const LaneLayout& lay, std::uint64_t flip,
                         std::uint64_t center, HybridSplit split, const std::uint8_t* bits,
                         std::uint32_t len, std::uint8_t* y) {
     using E = Elem<U>;
@@ -187,7 +187,7 @@ private:
     }
 
     // Decodes a token stream of n_ tokens into tokens_ (interleaved order).
-    MANS_HD bool get_tokens(LaneLayout* lay) {
+    MANS_HD_CALL bool get_tokens(LaneLayout* lay) {
         TokenDecodeBuffers b;
         if (!sc_.stream(n_, &b)) return false;
         tokens_ = b.tokens;
@@ -200,7 +200,7 @@ private:
         return get_tokens(lay) && r_.read(len) && r_.take(*len, bits);
     }
 
-    MANS_HD bool get_token() {
+    MANS_HD_CALL bool get_token() {
         std::uint8_t pred = 0, s = 0, m = 0;
         std::uint64_t c = 0;
         if (!r_.read(&pred) || !get_value(&c) || !r_.read(&s) || !r_.read(&m)) return false;
@@ -215,7 +215,7 @@ private:
         });
     }
 
-    MANS_HD bool get_adm() {
+    MANS_HD_CALL bool get_adm() {
         if (E::B != 16 && E::B != 32) return false;
         std::uint64_t c = 0;
         if (!get_value(&c)) return false;
@@ -242,7 +242,7 @@ private:
         return !bad && bits_exact(br, len);
     }
 
-    MANS_HD bool get_byte_planes() {
+    MANS_HD_CALL bool get_byte_planes() {
         std::uint64_t base = 0;
         std::uint8_t nplanes = 0;
         if (!get_value(&base) || !r_.read(&nplanes) || nplanes == 0 || nplanes > sizeof(U))
@@ -269,7 +269,7 @@ private:
         return !bad;
     }
 
-    MANS_HD bool get_dictionary() {
+    MANS_HD_CALL bool get_dictionary() {
         std::uint64_t count_m1 = 0, value = 0;
         if (E::B < 16 || !r_.read_varint64(&count_m1) || count_m1 >= n_ || !get_value(&value)) return false;
         // Every gap takes at least one byte: bound the allocation by the input.

@@ -63,7 +63,7 @@ public:
         : x_(src), n_(n), flip_(flip), env_(env), out_(env.out()), lay_(LaneLayout::make(n, lanes_for(n))) {}
 
     // Appends the block's payload to env.out(); false when Env failed.
-    MANS_HD bool run(ModeHint hint) {
+    MANS_HD_CALL bool run(ModeHint hint) {
         const std::size_t start = out_.size();
         stats_ = block_stats();
         if (hint == ModeHint::automatic && stats_.min == stats_.max) hint = ModeHint::constant;
@@ -118,7 +118,7 @@ private:
         return ok && !failed_;
     }
 
-    MANS_HD Stats block_stats() const {
+    MANS_HD_CALL Stats block_stats() const {
         Stats s;
         s.min = E::mask;
         s.max = 0;
@@ -146,7 +146,7 @@ private:
     // Median of every 4th sampled element (plenty for a center); also notes
     // whether the sample looks like few distinct values with holes between
     // them, the case a dictionary helps.
-    MANS_HD std::uint64_t sample_median() {
+    MANS_HD_CALL std::uint64_t sample_median() {
         // Every 4th sampled element: at most ceil(min(n, runs * run) / 4).
         const std::size_t sampled = n_ <= kSampleRun * kSampleRuns ? n_ : kSampleRun * kSampleRuns;
         std::uint64_t* s = env_.sample(sampled / 4 + 1);
@@ -180,7 +180,7 @@ private:
     // Estimates every mapping on the sample and puts the best first in `out`
     // (the best two are re-estimated with contexts). Also fixes the center
     // and the token splits.
-    MANS_HD void rank_modes(Candidate* out) {
+    MANS_HD_CALL void rank_modes(Candidate* out) {
         center_ = sample_median();
         ValueHist hc, hd, hr;
         std::uint32_t repeats = 0;
@@ -250,7 +250,7 @@ private:
     // raw-bit count for element i come from tok_of(i, prev_u, &nraw). Sample
     // runs restart the context like lane starts do.
     template <typename TokenOf>
-    MANS_HD std::uint64_t sample_stream_cost(TokenOf&& tok_of) const {
+    MANS_HD_CALL std::uint64_t sample_stream_cost(TokenOf&& tok_of) const {
         std::uint32_t hist8[kMaxContexts][256];
         hd_memset(hist8, 0, sizeof hist8);
         std::uint64_t raw_bits = 0;
@@ -269,7 +269,7 @@ private:
         return estimate_context_cost_fix16(hist8, nullptr) + raw_bits * kFixOne;
     }
 
-    MANS_HD std::uint64_t refined_cost(ModeHint hint) const {
+    MANS_HD_CALL std::uint64_t refined_cost(ModeHint hint) const {
         switch (hint) {
             case ModeHint::token_center:
             case ModeHint::token_delta:
@@ -352,7 +352,7 @@ private:
         put_bytes(bits, bits_len);
         return !failed_;
     }
-    MANS_HD bool put_stream() {
+    MANS_HD_CALL bool put_stream() {
         const TokenEncodeBuffers b = env_.stream(n_);
         if (!b.enc || !b.words) return fail(), false;
         const auto lanes = [this](RansEncodeArgs& a) { env_.lanes(a); };
@@ -366,7 +366,7 @@ private:
         return tokens_;
     }
 
-    MANS_HD bool put_token(Predictor pred) {
+    MANS_HD_CALL bool put_token(Predictor pred) {
         if (split_center_.cost == ~0ull) {  // forced mode: the splits are still needed
             Candidate unused[kCandidates];
             rank_modes(unused);
@@ -392,7 +392,7 @@ private:
         return put_tokens_and_bits(bits, bits_len);
     }
 
-    MANS_HD bool put_adm() {
+    MANS_HD_CALL bool put_adm() {
         const std::uint64_t c = mean_center();
         put_byte(static_cast<unsigned>(BlockMode::adm));
         put_value(c);
@@ -409,7 +409,7 @@ private:
         return put_tokens_and_bits(bits, bits_len);
     }
 
-    MANS_HD bool put_byte_planes() {
+    MANS_HD_CALL bool put_byte_planes() {
         const unsigned nplanes = plane_count();
         if (nplanes == 0) return false;  // a constant block has no planes: stored/constant instead
         put_byte(static_cast<unsigned>(BlockMode::byte_planes));
@@ -434,13 +434,13 @@ private:
 
     // Mode 5: sorted distinct values (gap-coded), then the element indices
     // as a nested u32 block coded by the same mappings.
-    MANS_HD bool put_dictionary() {
-        if (E::B < 16) return false;  // a u32 index per byte value never pays
+    MANS_HD_CALL bool put_dictionary() {
+        if constexpr (E::B < 16) return false;  // a u32 index per byte value never pays
         std::uint64_t* dict = env_.dict(n_);
         std::uint32_t* index = env_.index(n_);
         if (!dict || !index) return fail(), false;
         std::size_t size = 0;
-        if (E::B <= 16) {
+        if constexpr (E::B <= 16) {
             // Counting: a map over the whole 16-bit value space.
             const std::size_t values = std::size_t{1} << E::B;
             std::uint32_t* map = env_.value_map(values);

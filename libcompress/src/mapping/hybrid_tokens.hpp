@@ -37,7 +37,7 @@ struct ValueHist {
 };
 
 // Estimated bits (16.16) of coding the sampled values with split p.
-MANS_HD std::uint64_t hybrid_cost_fix16(const ValueHist& h, HybridSplit p, unsigned B, std::uint32_t repeats) {
+MANS_HD_CALL std::uint64_t hybrid_cost_fix16(const ValueHist& h, HybridSplit p, unsigned B, std::uint32_t repeats) {
     std::uint32_t tok[256] = {};
     if (repeats) tok[hybrid_token_count(p, B)] = repeats;
     std::uint64_t raw_bits = 0;
@@ -67,7 +67,7 @@ struct HybridChoice {
 };
 
 // `repeats` > 0 asks for a split that leaves room for the repeat token.
-MANS_HD HybridChoice best_split(const ValueHist& h, unsigned B, std::uint32_t repeats = 0) {
+MANS_HD_CALL HybridChoice best_split(const ValueHist& h, unsigned B, std::uint32_t repeats = 0) {
     HybridChoice best;
     for (unsigned s = 0; s <= 8; ++s) {
         // Once every value is a direct token, m and larger s change nothing
@@ -89,7 +89,7 @@ MANS_HD HybridChoice best_split(const ValueHist& h, unsigned B, std::uint32_t re
 // Raw bits go to `bits` (bit_writer_bytes(lay.n * B) bytes); returns their
 // byte count.
 template <typename U, Predictor kPred>
-MANS_HD std::size_t tokenize_hybrid(const std::uint8_t* x, const LaneLayout& lay, std::uint64_t flip,
+MANS_HD_CALL std::size_t tokenize_hybrid(const std::uint8_t* x, const LaneLayout& lay, std::uint64_t flip,
                                     std::uint64_t center, HybridSplit split, std::uint8_t* tokens,
                                     std::uint8_t* bits) {
     using E = Elem<U>;
