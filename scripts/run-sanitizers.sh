@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds mans with AddressSanitizer + UndefinedBehaviorSanitizer (Debug, -O1)
 # into BUILD_DIR (default build-asan) and runs under them every ctest that
-# can run there: unit, cli, gpu, the fuzz corpora and the HDF5 filter suite;
+# can run there: unit, cli, gpu, backend_dispatch(_fails), the fuzz corpora
+# and the HDF5 filter suite (unit_on_module repeats unit suites through the
+# stand-in module: Release only, for time);
 # any report fails the run. Left to the Release build: large and large_prism
 # (several times their 11 GiB under ASan), install (builds consumers against
 # the installed library), cli_faults (its LD_PRELOAD shim must come before
