@@ -42,17 +42,19 @@
 # Budget: DEVICE_CHECK_BUDGET seconds for all of it (default 540, so that
 # the summary is written inside run's 600 s); a step gets at most its own
 # limit (x DEVICE_CHECK_LIMIT_SCALE) and what is left. Measured here (2
-# cores, no GPU, empty build folder, machine shared, 1ecfb0c): configure
-# 5 s, build 160 s for sm_80 + sm_90, of which nvcc's one file is 110 s
-# beside the rest (sm_90 alone, at 248ca30: nvcc 49 s, build 111 s);
-# checks 21 s without a device (the 1.1 GiB CPU round trip 18 s);
-# [dispatch] through the host stand-in module 65 s (351 s while other
-# builds ran); a rerun into the same build folder 17 s in all. Expected on
-# the 16-core H200 machine, never run there: build 1-1.5 min (nvcc's file
-# is the longest step), checks 1-3 min ([dispatch] makes about 16,000
-# small GPU calls, the big decode runs one GPU thread per 128 KiB block),
-# in all 2.5-4.5 min, well inside 8; a rerun on a warm machine reuses the
-# build folder.
+# cores, no GPU, empty build folder, machine shared with a CI job,
+# e111eac): configure 3.5 s, build 188 s for sm_80 + sm_90, of which
+# nvcc's one file is 166 s beside the rest (the encode kernels are new;
+# 110 s at 1ecfb0c); checks 22 s without a device (the 1.1 GiB CPU round
+# trip 17 s); through the host stand-in module, into the same build
+# folder, 70 s in all: [dispatch] 21 s, the big round trip about 45 s (GPU
+# compress, cmp, both decompresses). Expected on the 16-core H200
+# machine, never run there: build 1-2 min (nvcc's file is the longest
+# step), checks 1-3 min ([dispatch] makes about 6,650 small GPU calls:
+# 175 streams compressed and decoded, 6,294 damaged ones decoded; the big
+# compress and decode run one GPU thread per 128 KiB block), in all
+# 2.5-5 min, well inside 8; a rerun on a warm machine reuses the build
+# folder.
 #
 # Environment: OUT; DEVICE_CHECK_BUILD (build folder, default
 # build-device-check); DEVICE_DEPS (default .device-deps); JOBS (default
@@ -64,7 +66,7 @@
 # DEVICE_CHECK_BIG_ELEMS (0 skips the big round trip); DEVICE_CHECK_WORK
 # (where the scratch folder is made; default $TMPDIR, else /tmp);
 # DEVICE_CHECK_MODULE_DIR (another module folder: a rehearsal without a
-# GPU names the host stand-in's, under <build>/tests/fixtures/);
+# GPU names the host stand-in's, <build>/tests/fixtures/coder);
 # DEVICE_CHECK_COMMIT (shown when the copy has no .git).
 #
 # Exit status: 0 all passed (or skipped for want of a device, as the
@@ -211,7 +213,8 @@ say "build: configure ${t_conf} s, build ${secs} s (-j $jobs, $gen)"
 mans="$build/cli/mans"
 tests="$build/tests/mans_tests"
 # DEVICE_CHECK_MODULE_DIR: a rehearsal without a GPU points it at the host
-# stand-in that decodes with the GPU kernel's per-block code.
+# stand-in (<build>/tests/fixtures/coder) that compresses and decodes with
+# the GPU kernels' per-block code.
 module_dir="${DEVICE_CHECK_MODULE_DIR:-$build/lib}"
 module="$module_dir/libmans_backend_cuda.so"
 if [ -f "$module" ]; then say "module: $module"; else say "module: not built"; fi
@@ -297,7 +300,9 @@ roundtrip() {
     [ "$rc" -eq 0 ] && ! cmp "$raw" "$raw.$b" >>"$cli_log" 2>&1 && rc=1
     [ "$rc" -eq 0 ] || { verdict "round trip $name --backend $b" cli.log; ok=0; }
   done
-  [ "$ok" -eq 1 ] && say "PASS: round trip $name ($(stat -c %s "$raw") -> $(stat -c %s "$raw.mans") bytes; ${backends[*]})"
+  local made=cpu
+  [ "$device" -eq 1 ] && made="cpu, cuda (the same bytes)"
+  [ "$ok" -eq 1 ] && say "PASS: round trip $name ($(stat -c %s "$raw") -> $(stat -c %s "$raw.mans") bytes; compressed: $made; decompressed: ${backends[*]})"
 }
 : >"$work/t0.u16"
 printf '\064\022' >"$work/t1.u16"
@@ -372,7 +377,9 @@ EOF
         step 180 "$work/stats.err" "$mans" compress -i "$big" -o "$big.gpu.mans" -t u16 --backend cuda --stats
         cat "$work/stats.err" >>"$cli_log"
         csecs=$secs
-        if [ "$rc" -eq 0 ] && cmp "$big.mans" "$big.gpu.mans" >>"$cli_log" 2>&1; then
+        # A stream that differs is a failure (rc 1), not the verdict's PASS.
+        [ "$rc" -eq 0 ] && step 120 "$cli_log" cmp "$big.mans" "$big.gpu.mans"
+        if [ "$rc" -eq 0 ]; then
           say "PASS: big compress --backend cuda: ${csecs} s wall, $(awk -v a="$raw_bytes" -v t="$csecs" 'BEGIN { printf "%.2f", a / t / 1e9 }') GB/s (file I/O included); byte-identical to the CPU stream"
           grep -m1 -v '^$' "$work/stats.err" | sed 's/^/device-check:   stats: /' | tee -a "$summary"
         else
