@@ -10,6 +10,9 @@
 // result, error codes included.
 #include <catch2/catch.hpp>
 
+#include <dlfcn.h>
+
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -106,12 +109,12 @@ TEST_CASE("module streams are the CPU's and decode to the input: every dtype, ma
                 INFO(mans::dtype_name(dt) << " n=" << n << " block_bytes=" << block_bytes);
                 const Bytes stream = compress_both(raw, dt, block_bytes);
                 Errc e = Errc::ok;
-                // automatic compresses on the module too.
+                // automatic: the same bytes (the CPU's, below 16 MiB).
                 CHECK(mans_test::compress(raw, compress_on(Backend::automatic, dt, block_bytes), &e) == stream);
                 Bytes back;
                 CHECK(decode_both(stream, raw.size(), &back) == Errc::ok);
                 CHECK(back == raw);
-                // automatic runs on the module too.
+                // automatic: the same (the CPU below 16 MiB).
                 CHECK(mans_test::decompress(stream, raw.size(), on(Backend::automatic), &e) == raw);
                 ++streams;
             }
@@ -127,6 +130,44 @@ TEST_CASE("module streams are the CPU's and decode to the input: every dtype, ma
         }
     }
     std::printf("  module: %zu streams byte-identical to the CPU's, decoded to the input\n", streams);
+}
+
+// Batches the stand-in module has coded (its exported counter), or -1 when
+// the module in MANS_BACKEND_PATH is not the stand-in (a real GPU module).
+long long stand_in_batches() {
+    const char* dir = std::getenv("MANS_BACKEND_PATH");
+    if (!dir) return -1;
+    void* h = ::dlopen((std::string(dir) + "/libmans_backend_cuda.so").c_str(), RTLD_NOW | RTLD_NOLOAD);
+    if (!h) return -1;
+    const auto* n = static_cast<const unsigned long long*>(::dlsym(h, "mans_fixture_batches"));
+    const long long v = n ? static_cast<long long>(*n) : -1;
+    ::dlclose(h);  // drops only the reference RTLD_NOLOAD took
+    return v;
+}
+
+TEST_CASE("automatic runs inputs of 16 MiB or more on the module, smaller ones on the CPU", "[.][dispatch]") {
+    REQUIRE(mans::backend_status(module_backend(), Operation::compress) == Errc::ok);
+    const std::string line = mans::backend_report(Backend::automatic, Operation::compress);
+    INFO(line);
+    CHECK(line.find(" from 16 MiB, else cpu") != std::string::npos);
+    const Bytes small = mans_test::generate_mixed(mans::DType::u16, 100000, 4096, 3);
+    const Bytes big = mans_test::generate_mixed(mans::DType::u16, (std::size_t{16} << 20) / 2 + 5, 65536, 4);
+    Errc e = Errc::ok;
+    const long long before = stand_in_batches();
+    const Bytes s_small = mans_test::compress(small, compress_on(Backend::automatic, mans::DType::u16), &e);
+    CHECK(mans_test::decompress(s_small, small.size(), on(Backend::automatic), &e) == small);
+    const long long after_small = stand_in_batches();
+    const Bytes s_big = mans_test::compress(big, compress_on(Backend::automatic, mans::DType::u16), &e);
+    REQUIRE(e == Errc::ok);
+    CHECK(s_big == mans_test::compress(big, compress_on(Backend::cpu, mans::DType::u16), &e));
+    CHECK(mans_test::decompress(s_big, big.size(), on(Backend::automatic), &e) == big);
+    const long long after_big = stand_in_batches();
+    if (before < 0) {
+        WARN("not the stand-in module: where automatic ran is not observable here");
+    } else {
+        CHECK(after_small == before);     // small: the CPU
+        CHECK(after_big >= before + 2);   // big: one encode and one decode batch at least
+    }
 }
 
 TEST_CASE("module streams of real fields are the CPU's and decode to the input", "[.][dispatch]") {
@@ -178,9 +219,12 @@ TEST_CASE("module decode of damaged streams gives the CPU's error, never wrong d
 TEST_CASE("a module failing at run time: forced fails cleanly, automatic falls back to the CPU",
           "[.][dispatch_fails]") {
     REQUIRE(mans::backend_status(module_backend(), Operation::decompress) == Errc::ok);
+    // 40 blocks: more than the stand-in takes in one batch.
     const Bytes raw = mans_test::generate_mixed(mans::DType::u32, 40000, 1024, 9);
     mans::CompressConfig cfg;
     cfg.dtype = mans::DType::u32;
+    cfg.block_bytes = 4096;
+    cfg.backend = Backend::cpu;
     Errc e = Errc::ok;
     const Bytes stream = mans_test::compress(raw, cfg, &e);
     REQUIRE(e == Errc::ok);
@@ -188,8 +232,25 @@ TEST_CASE("a module failing at run time: forced fails cleanly, automatic falls b
     CHECK(e == Errc::backend_unavailable);
     CHECK(mans_test::decompress(stream, raw.size(), on(Backend::automatic), &e) == raw);
     CHECK(e == Errc::ok);
-    mans_test::compress(raw, compress_on(module_backend(), mans::DType::u32), &e);
+    mans_test::compress(raw, compress_on(module_backend(), mans::DType::u32, 4096), &e);
     CHECK(e == Errc::backend_unavailable);
-    CHECK(mans_test::compress(raw, compress_on(Backend::automatic, mans::DType::u32), &e) == stream);
+    CHECK(mans_test::compress(raw, compress_on(Backend::automatic, mans::DType::u32, 4096), &e) == stream);
+    CHECK(e == Errc::ok);
+}
+
+TEST_CASE("a module that codes wrongly fails its self-test and is never used", "[.][dispatch_wrong]") {
+    for (Operation op : {Operation::compress, Operation::decompress}) {
+        const std::string why = mans::backend_report(module_backend(), op);
+        INFO(why);
+        CHECK(mans::backend_status(module_backend(), op) == Errc::backend_unavailable);
+        CHECK(why.find("self-test failed") != std::string::npos);
+        CHECK(starts_with(mans::backend_report(Backend::automatic, op), mans::backend_description(Backend::cpu, false)));
+    }
+    const Bytes raw = mans_test::generate_mixed(mans::DType::u16, 30000, 2048, 11);
+    Errc e = Errc::ok;
+    const Bytes cpu = mans_test::compress(raw, compress_on(Backend::cpu, mans::DType::u16), &e);
+    REQUIRE(e == Errc::ok);
+    CHECK(mans_test::compress(raw, compress_on(Backend::automatic, mans::DType::u16), &e) == cpu);
+    CHECK(mans_test::decompress(cpu, raw.size(), on(Backend::automatic), &e) == raw);
     CHECK(e == Errc::ok);
 }

@@ -218,21 +218,45 @@ std::uint64_t blocks_in_flight(std::uint64_t blocks, std::size_t slice, std::siz
     return n ? n : 1;
 }
 
-// The block coders' frames (histograms and tables of 256 entries) are larger
-// than the default stack of a GPU thread: raise the limit to what the kernel
-// says it needs (ptxas, sm_90: about 8.5 KiB to decode; the encoder's is
-// larger; no recursion in either).
+// The caller's CUDA/HIP state, put back when a call ends: the current
+// device, and the per-thread stack limit. The block coders' frames
+// (histograms and tables of 256 entries; ptxas, sm_90: 4.3 KiB to decode,
+// 46 KiB to encode, callees included) exceed the default stack, and the
+// driver reserves the limit for every resident thread (46 KiB: about 12 GB
+// on an H200), so it is raised for the call only.
+class CallState {
+public:
+    explicit CallState(std::size_t stack_bytes) {
+        if (mans::gpu::get_device(&device_) != mans::gpu::kSuccess) device_ = -1;
+        error_ = mans::gpu::set_device(0);
+        if (error_ == mans::gpu::kSuccess) error_ = mans::gpu::swap_stack_limit(stack_bytes, &old_stack_);
+    }
+    ~CallState() {
+        if (old_stack_) (void)mans::gpu::swap_stack_limit(old_stack_, nullptr);
+        if (device_ >= 0) (void)mans::gpu::set_device(device_);
+    }
+    mans::gpu::Error error() const { return error_; }
+
+private:
+    int device_ = -1;
+    std::size_t old_stack_ = 0;  // 0: not changed
+    mans::gpu::Error error_;
+};
+
+// The stack a kernel needs: its reported local size, at least `floor`.
 template <typename Kernel>
-mans::gpu::Error ensure_stack_for(Kernel* kernel) {
+std::size_t stack_for(Kernel* kernel, std::size_t floor) {
     mans::gpu::FuncAttributes fa{};
-    mans::gpu::Error e = mans::gpu::func_attributes(&fa, kernel);
-    if (e == mans::gpu::kSuccess) e = mans::gpu::raise_stack_limit(static_cast<std::size_t>(fa.localSizeBytes));
-    return e;
+    if (mans::gpu::func_attributes(&fa, kernel) != mans::gpu::kSuccess) return floor;
+    const std::size_t need = static_cast<std::size_t>(fa.localSizeBytes);
+    return need > floor ? need : floor;
 }
+constexpr std::size_t kDecodeStackBytes = 8 << 10;   // ptxas: 4.3 KiB
+constexpr std::size_t kEncodeStackBytes = 64 << 10;  // ptxas: 46 KiB
 
 int decode_blocks(const mans_backend_block_batch* h, mans_backend_probe_result* err) {
     using mans::gpu::kSuccess;
-    const unsigned esize = elem_bytes(static_cast<mans::DType>(h->dtype));
+    const unsigned esize = h ? elem_bytes(static_cast<mans::DType>(h->dtype)) : 0;
     if (!h || esize == 0 || h->blocks == 0 || h->block_elems == 0 || h->last_elems > h->block_elems) {
         if (err) std::snprintf(err->text, sizeof err->text, "invalid block batch");
         return -1;
@@ -242,8 +266,8 @@ int decode_blocks(const mans_backend_block_batch* h, mans_backend_probe_result* 
     std::size_t sizes[5] = {static_cast<std::size_t>(h->payload_bytes) + 16, static_cast<std::size_t>(h->blocks + 1) * 8,
                             dst_bytes, static_cast<std::size_t>(h->blocks) * 4, 0};
     DeviceBuffers<5> b;
-    mans::gpu::Error e = mans::gpu::set_device(0);
-    if (e == kSuccess) e = ensure_stack_for(decode_blocks_thread_per_block);
+    const CallState state(stack_for(decode_blocks_thread_per_block, kDecodeStackBytes));
+    mans::gpu::Error e = state.error();
     const std::uint64_t in_flight = blocks_in_flight(h->blocks, slice, sizes[0] + sizes[1] + sizes[2] + sizes[3]);
     sizes[4] = static_cast<std::size_t>(in_flight) * slice;
     for (int i = 0; i < 5 && e == kSuccess; ++i) e = mans::gpu::malloc(&b.p[i], sizes[i]);
@@ -291,9 +315,9 @@ int encode_blocks(const mans_backend_encode_batch* h, mans_backend_probe_result*
     std::size_t sizes[5] = {src_bytes, slot_total, static_cast<std::size_t>(h->blocks) * 8,
                             static_cast<std::size_t>(h->blocks) * 4, 0};
     DeviceBuffers<5> b;
-    mans::gpu::Error e = mans::gpu::set_device(0);
     const EncodeKernel kernel = encode_kernel_for(esize);
-    if (e == kSuccess) e = ensure_stack_for(kernel);
+    const CallState state(stack_for(kernel, kEncodeStackBytes));
+    mans::gpu::Error e = state.error();
     const std::uint64_t in_flight = blocks_in_flight(h->blocks, slice, sizes[0] + sizes[1] + sizes[2] + sizes[3]);
     sizes[4] = static_cast<std::size_t>(in_flight) * slice;
     for (int i = 0; i < 5 && e == kSuccess; ++i) e = mans::gpu::malloc(&b.p[i], sizes[i]);

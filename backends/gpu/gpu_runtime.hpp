@@ -35,8 +35,12 @@ inline Error stream_destroy(Stream s) { return hipStreamDestroy(s); }
 inline Error stream_sync(Stream s) { return hipStreamSynchronize(s); }
 inline Error device_sync() { return hipDeviceSynchronize(); }
 inline Error mem_info(std::size_t* free_bytes, std::size_t* total) { return hipMemGetInfo(free_bytes, total); }
-// HIP sizes a kernel's scratch (stack) from its code; there is no limit to raise.
-inline Error raise_stack_limit(std::size_t) { return hipSuccess; }
+inline Error get_device(int* dev) { return hipGetDevice(dev); }
+// HIP sizes a kernel's scratch (stack) from its code; there is no limit to set.
+inline Error swap_stack_limit(std::size_t, std::size_t* old) {
+    if (old) *old = 0;
+    return hipSuccess;
+}
 inline Error last_error() { return hipGetLastError(); }
 inline const char* error_string(Error e) { return hipGetErrorString(e); }
 template <typename F>
@@ -75,11 +79,17 @@ inline Error stream_destroy(Stream s) { return cudaStreamDestroy(s); }
 inline Error stream_sync(Stream s) { return cudaStreamSynchronize(s); }
 inline Error device_sync() { return cudaDeviceSynchronize(); }
 inline Error mem_info(std::size_t* free_bytes, std::size_t* total) { return cudaMemGetInfo(free_bytes, total); }
-// Per-thread stack of at least `bytes` (never lowered).
-inline Error raise_stack_limit(std::size_t bytes) {
+inline Error get_device(int* dev) { return cudaGetDevice(dev); }
+// Sets the per-thread stack limit to `bytes`; the previous one in *old (when
+// non-null; 0 when unchanged).
+inline Error swap_stack_limit(std::size_t bytes, std::size_t* old) {
     std::size_t now = 0;
     Error e = cudaDeviceGetLimit(&now, cudaLimitStackSize);
-    if (e == cudaSuccess && now < bytes) e = cudaDeviceSetLimit(cudaLimitStackSize, bytes);
+    if (old) *old = 0;
+    if (e == cudaSuccess && now != bytes) {
+        e = cudaDeviceSetLimit(cudaLimitStackSize, bytes);
+        if (e == cudaSuccess && old) *old = now;
+    }
     return e;
 }
 inline Error last_error() { return cudaGetLastError(); }

@@ -31,21 +31,146 @@ struct Placement {
     const mans_backend_module* gpu = nullptr;
 };
 
-// The placement of `op` for `requested`. A GPU module is taken only when it
-// loads, finds a device, implements op and this libmans dispatches op
-// (module_loader.hpp); `automatic` tries CUDA, then HIP, then the CPU.
-Errc select_backend(Backend requested, detail::BackendOp op, Placement* out) {
+// Blocks of every dtype that a module must code exactly as the CPU before it
+// is trusted with an operation: a constant block, a smooth one, one of few
+// distinct values with holes, a random one and a short last block, so that
+// most mappings run. Deterministic (an LCG).
+std::vector<std::uint8_t> self_test_blocks(DType t, std::size_t block_elems, std::uint64_t* count) {
+    const std::size_t es = dtype_size(t);
+    *count = 4 * block_elems + 1000;
+    std::vector<std::uint8_t> raw(static_cast<std::size_t>(*count) * es);
+    std::uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (std::size_t i = 0; i < *count; ++i) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        const std::size_t kind = i / block_elems;
+        const std::uint64_t r = x >> 33;
+        std::uint64_t v = kind == 0   ? 77
+                          : kind == 1 ? 1000 + i / 8 + (r & 3)
+                          : kind == 2 ? (r % 5) * 1000
+                          : kind == 3 ? x
+                                      : 40000 + (r & 255);
+        for (std::size_t b = 0; b < es; ++b) raw[i * es + b] = static_cast<std::uint8_t>(v >> (8 * b));
+    }
+    return raw;
+}
+
+// "" when module m codes the self-test blocks of every dtype exactly as the
+// CPU (op: MANS compress or decompress), else what failed. It catches a
+// module that is wrong on every input (miscompiled, or built for another
+// device); the CPU's checksums catch the rest.
+std::string run_self_test(const mans_backend_module& m, detail::BackendOp op) {
+    const detail::RansKernels& kernels = detail::cpu_backend().kernels(false);
+    BlockScratch scratch;
+    for (DType t : {DType::u8, DType::u16, DType::u32, DType::u64, DType::i16, DType::i32, DType::i64}) {
+        const std::size_t es = dtype_size(t), block_elems = detail::kMinBlockBytes / es;
+        std::uint64_t count = 0;
+        const std::vector<std::uint8_t> raw = self_test_blocks(t, block_elems, &count);
+        const std::uint64_t blocks = (count + block_elems - 1) / block_elems;
+        const std::uint64_t slot_bytes = block_elems * es + 1;
+        // The CPU's payloads, back to back, and their offsets.
+        std::vector<std::uint8_t> cpu;
+        std::vector<std::uint64_t> offsets{0};
+        std::vector<std::uint8_t> one;
+        for (std::uint64_t b = 0; b < blocks; ++b) {
+            const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(block_elems, count - b * block_elems));
+            one.clear();
+            detail::encode_block(t, raw.data() + b * block_elems * es, n, kernels, scratch, one);
+            cpu.insert(cpu.end(), one.begin(), one.end());
+            offsets.push_back(cpu.size());
+        }
+        std::vector<std::int32_t> status(blocks, MANS_ERR_INTERNAL);
+        mans_backend_probe_result err{};
+        const std::string what = std::string(detail::op_label(op)) + " of " + dtype_name(t) + " blocks";
+        if (op == detail::BackendOp::mans_compress) {
+            std::vector<std::uint8_t> slots(static_cast<std::size_t>(blocks * slot_bytes));
+            std::vector<std::uint64_t> sizes(blocks);
+            mans_backend_encode_batch e{};
+            e.dtype = static_cast<int>(t);
+            e.blocks = blocks;
+            e.block_elems = block_elems;
+            e.last_elems = count - (blocks - 1) * block_elems;
+            e.src = raw.data();
+            e.slots = slots.data();
+            e.slot_bytes = slot_bytes;
+            e.payload_bytes = sizes.data();
+            e.status = status.data();
+            if (m.encode_blocks(&e, &err) < 0) return what + " failed: " + std::string(err.text, strnlen(err.text, sizeof err.text));
+            for (std::uint64_t b = 0; b < blocks; ++b)
+                if (status[b] != MANS_OK || sizes[b] != offsets[b + 1] - offsets[b] ||
+                    std::memcmp(slots.data() + b * slot_bytes, cpu.data() + offsets[b], static_cast<std::size_t>(sizes[b])) != 0)
+                    return what + " differ from the CPU's";
+        } else {
+            std::vector<std::uint8_t> back(raw.size());
+            mans_backend_block_batch d{};
+            d.dtype = static_cast<int>(t);
+            d.blocks = blocks;
+            d.block_elems = block_elems;
+            d.last_elems = count - (blocks - 1) * block_elems;
+            d.payloads = cpu.data();
+            d.payload_bytes = cpu.size();
+            d.offsets = offsets.data();
+            d.dst = back.data();
+            d.status = status.data();
+            if (m.decode_blocks(&d, &err) < 0) return what + " failed: " + std::string(err.text, strnlen(err.text, sizeof err.text));
+            for (std::int32_t st : status)
+                if (st != MANS_OK) return what + " reported corrupt";
+            if (back != raw) return what + " differ from the input";
+        }
+    }
+    return {};
+}
+
+// run_self_test once per module and operation for the process.
+const std::string& self_test_result(const mans_backend_module& m, detail::BackendOp op) {
+    static std::mutex lock;
+    static std::map<std::pair<const void*, int>, std::string> results;  // nodes never move
+    std::lock_guard<std::mutex> g(lock);
+    const auto key = std::make_pair(static_cast<const void*>(&m), static_cast<int>(op));
+    auto it = results.find(key);
+    if (it == results.end()) it = results.emplace(key, run_self_test(m, op)).first;
+    return it->second;
+}
+
+// The module of `name` when it can run op and passes the self-test.
+const mans_backend_module* usable_module(const char* name, detail::BackendOp op) {
+    const mans_backend_module* m = detail::gpu_module_for(name, op);
+    return m && self_test_result(*m, op).empty() ? m : nullptr;
+}
+
+// Why module `name` does not run op ("" when it does): the loader's reason,
+// or the failed self-test.
+std::string module_reason(const char* name, detail::BackendOp op) {
+    std::string why = detail::gpu_module_reason(name, op);
+    if (!why.empty()) return why;
+    const mans_backend_module* m = detail::gpu_module_for(name, op);
+    if (!m) return std::string(name) + ": unavailable";
+    const std::string& failed = self_test_result(*m, op);
+    return failed.empty() ? std::string() : std::string(name) + ": " + detail::gpu_module_device(name) + ": self-test failed: " + failed;
+}
+
+// `automatic` sends inputs (raw bytes) of at least this size to a GPU: a
+// GPU call costs copies, allocations and a synchronisation, and one thread
+// per block needs many blocks to pay for them.
+constexpr std::uint64_t kAutoGpuMinBytes = std::uint64_t{16} << 20;
+
+// The placement of `op` for `requested` on raw_bytes of data. A GPU module is
+// taken only when it loads, finds a device, implements op, this libmans
+// dispatches op (module_loader.hpp) and it passes the self-test;
+// `automatic` tries CUDA, then HIP, for inputs of kAutoGpuMinBytes or more,
+// else the CPU.
+Errc select_backend(Backend requested, detail::BackendOp op, std::uint64_t raw_bytes, Placement* out) {
     *out = Placement{};
     switch (requested) {
         case Backend::automatic:
-            for (Backend g : {Backend::cuda, Backend::hip})
-                if ((out->gpu = detail::gpu_module_for(gpu_name(g), op))) return Errc::ok;
+            if (raw_bytes >= kAutoGpuMinBytes)
+                for (Backend g : {Backend::cuda, Backend::hip})
+                    if ((out->gpu = usable_module(gpu_name(g), op))) return Errc::ok;
             out->cpu = &detail::cpu_backend();
             return Errc::ok;
         case Backend::cpu: out->cpu = &detail::cpu_backend(); return Errc::ok;
         case Backend::cuda:
         case Backend::hip:
-            out->gpu = detail::gpu_module_for(gpu_name(requested), op);
+            out->gpu = usable_module(gpu_name(requested), op);
             return out->gpu ? Errc::ok : Errc::backend_unavailable;
     }
     return Errc::invalid_argument;
@@ -79,15 +204,15 @@ std::string make_report(Backend b, Operation op, bool force_scalar) {
             // GPUs are tried in this order; each one that is not taken says why.
             std::string reasons;
             for (Backend g : {Backend::cuda, Backend::hip}) {
-                const std::string why = detail::gpu_module_reason(gpu_name(g), bop);
-                if (why.empty()) return gpu_line(g) + reasons;
+                const std::string why = module_reason(gpu_name(g), bop);
+                if (why.empty()) return gpu_line(g) + " from 16 MiB, else " + cpu + reasons;
                 reasons += "; " + why;
             }
             return cpu + reasons;
         }
         case Backend::cuda:
         case Backend::hip: {
-            const std::string why = detail::gpu_module_reason(gpu_name(b), bop);
+            const std::string why = module_reason(gpu_name(b), bop);
             return why.empty() ? gpu_line(b) : why;
         }
     }
@@ -200,7 +325,7 @@ Errc backend_status(Backend b, Operation op) noexcept {
     try {
         if (!valid_operation(op)) return Errc::invalid_argument;
         Placement pl;
-        return select_backend(b, to_backend_op(op), &pl);
+        return select_backend(b, to_backend_op(op), ~std::uint64_t{0}, &pl);
     } catch (...) {
         return Errc::internal;
     }
@@ -211,7 +336,7 @@ Errc backend_status(Backend b) noexcept { return backend_status(b, Operation::co
 const char* backend_description(Backend b, bool force_scalar) noexcept {
     Placement pl;
     if (backend_status(b) != Errc::ok) return "unavailable";
-    if (select_backend(b, detail::BackendOp::mans_compress, &pl) != Errc::ok) return "unavailable";
+    if (select_backend(b, detail::BackendOp::mans_compress, ~std::uint64_t{0}, &pl) != Errc::ok) return "unavailable";
     return pl.cpu ? pl.cpu->kernels(force_scalar).description : pl.gpu->name;
 }
 
@@ -268,7 +393,7 @@ Result CompressContext::compress(void* dst, std::size_t dst_cap, const void* src
                                 cfg.block_bytes > detail::kMaxBlockBytes))
             return Result::fail(Errc::invalid_argument);
         Placement pl;
-        if (Errc e = select_backend(cfg.backend, detail::BackendOp::mans_compress, &pl); e != Errc::ok)
+        if (Errc e = select_backend(cfg.backend, detail::BackendOp::mans_compress, src_bytes, &pl); e != Errc::ok)
             return Result::fail(e);
 
         FrameHeader h;
@@ -356,7 +481,9 @@ Result DecompressContext::decompress(void* dst, std::size_t dst_cap, const void*
         if ((!src && src_bytes) || (!dst && dst_cap) || cfg.threads < 0 || cfg.threads > kMaxThreads)
             return Result::fail(Errc::invalid_argument);
         Placement pl;
-        if (Errc e = select_backend(cfg.backend, detail::BackendOp::mans_decompress, &pl); e != Errc::ok)
+        // The raw size is known after parsing; a forced backend is checked first.
+        if (Errc e = select_backend(cfg.backend, detail::BackendOp::mans_decompress, ~std::uint64_t{0}, &pl);
+            e != Errc::ok)
             return Result::fail(e);
         Impl& im = *impl_;
         const auto* in = static_cast<const std::uint8_t*>(src);
@@ -365,6 +492,7 @@ Result DecompressContext::decompress(void* dst, std::size_t dst_cap, const void*
         const std::size_t esize = dtype_size(h.dtype);
         const std::uint64_t raw_bytes = h.count * esize;
         if (raw_bytes > dst_cap) return Result::fail(Errc::dst_too_small);
+        if (cfg.backend == Backend::automatic) select_backend(cfg.backend, detail::BackendOp::mans_decompress, raw_bytes, &pl);
         if (pl.gpu) {
             const Errc e = decode_on_module(*pl.gpu, im.frame, in, static_cast<std::uint8_t*>(dst), cfg.threads);
             if (e == Errc::ok) return {Errc::ok, static_cast<std::size_t>(raw_bytes)};

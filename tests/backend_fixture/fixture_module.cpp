@@ -7,18 +7,19 @@
 // decode_blocks on the host with the GPU kernels' per-block bodies
 // (mapping/block_batch.hpp), so the core's dispatch paths, the module ABI
 // and the kernels' coders are tested here; FIXTURE_CODER_FAILS fails at
-// "run time" like a GPU out of memory.
+// "run time" like a GPU out of memory; FIXTURE_CODER_WRONG codes, then
+// damages one byte of every block, like a miscompiled kernel.
 #include <cstdio>
 #include <vector>
 
 #include "backend_module.hpp"
-#if defined(FIXTURE_CODER) || defined(FIXTURE_CODER_FAILS)
+#if defined(FIXTURE_CODER) || defined(FIXTURE_CODER_FAILS) || defined(FIXTURE_CODER_WRONG)
 #include "mapping/block_batch.hpp"
 #endif
 
 namespace {
 
-#if defined(FIXTURE_CODER) || defined(FIXTURE_CODER_FAILS)
+#if defined(FIXTURE_CODER) || defined(FIXTURE_CODER_FAILS) || defined(FIXTURE_CODER_WRONG)
 constexpr int kDevices = 1;
 constexpr const char* kText = "Fixture GPU coder";
 #elif defined(FIXTURE_DEVICE) || defined(FIXTURE_CLAIMS_COMPRESS)
@@ -35,7 +36,11 @@ void probe(mans_backend_probe_result* out) {
 }
 
 
-#ifdef FIXTURE_CODER
+#if defined(FIXTURE_CODER) || defined(FIXTURE_CODER_WRONG)
+}  // namespace
+// Batches coded so far, for tests that check where `automatic` ran.
+extern "C" __attribute__((visibility("default"))) unsigned long long mans_fixture_batches = 0;
+namespace {
 // One "thread" per block, each with a fresh scratch slice, as the kernels.
 // The slice is filled with garbage first: the coders must not depend on
 // what the memory held.
@@ -44,29 +49,51 @@ std::uint8_t* fresh_slice(std::vector<unsigned char>& buf, std::size_t bytes) {
     return reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(buf.data()) + 15) & ~std::uintptr_t{15});
 }
 int decode_blocks(const mans_backend_block_batch* batch, mans_backend_probe_result*) {
+    ++mans_fixture_batches;
     std::vector<unsigned char> scratch;
     const std::size_t slice = mans::detail::block_scratch_bytes(batch->block_elems);
     for (std::uint64_t b = 0; b < batch->blocks; ++b)
         batch->status[b] = mans::detail::decode_batch_block(*batch, b, fresh_slice(scratch, slice));
+#ifdef FIXTURE_CODER_WRONG
+    batch->dst[0] ^= 0x01;
+#endif
     return 0;
 }
 int encode_blocks(const mans_backend_encode_batch* batch, mans_backend_probe_result*) {
+    ++mans_fixture_batches;
     std::vector<unsigned char> scratch;
     const unsigned esize = mans::detail::elem_bytes(static_cast<mans::DType>(batch->dtype));
     const std::size_t slice = mans::detail::encode_slice_layout(batch->block_elems, esize).total;
-    for (std::uint64_t b = 0; b < batch->blocks; ++b)
+    for (std::uint64_t b = 0; b < batch->blocks; ++b) {
         batch->status[b] = mans::detail::encode_batch_block(*batch, b, fresh_slice(scratch, slice));
+#ifdef FIXTURE_CODER_WRONG
+        batch->slots[b * batch->slot_bytes + batch->payload_bytes[b] - 1] ^= 0x10;
+#endif
+    }
     return 0;
 }
 #endif
 #ifdef FIXTURE_CODER_FAILS
-int decode_blocks(const mans_backend_block_batch*, mans_backend_probe_result* err) {
+// Batches of more than 8 blocks fail, like a GPU out of memory; smaller ones
+// (the core's self-test) are coded, so the module is taken and then fails.
+int fail(mans_backend_probe_result* err) {
     if (err) std::snprintf(err->text, sizeof err->text, "fixture: out of device memory");
     return -1;
 }
-int encode_blocks(const mans_backend_encode_batch*, mans_backend_probe_result* err) {
-    if (err) std::snprintf(err->text, sizeof err->text, "fixture: out of device memory");
-    return -1;
+int decode_blocks(const mans_backend_block_batch* batch, mans_backend_probe_result* err) {
+    if (batch->blocks > 8) return fail(err);
+    std::vector<unsigned char> scratch((mans::detail::block_scratch_bytes(batch->block_elems) + 32));
+    auto* slice = reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(scratch.data()) + 15) & ~std::uintptr_t{15});
+    for (std::uint64_t b = 0; b < batch->blocks; ++b) batch->status[b] = mans::detail::decode_batch_block(*batch, b, slice);
+    return 0;
+}
+int encode_blocks(const mans_backend_encode_batch* batch, mans_backend_probe_result* err) {
+    if (batch->blocks > 8) return fail(err);
+    const unsigned esize = mans::detail::elem_bytes(static_cast<mans::DType>(batch->dtype));
+    std::vector<unsigned char> scratch(mans::detail::encode_slice_layout(batch->block_elems, esize).total + 32);
+    auto* slice = reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(scratch.data()) + 15) & ~std::uintptr_t{15});
+    for (std::uint64_t b = 0; b < batch->blocks; ++b) batch->status[b] = mans::detail::encode_batch_block(*batch, b, slice);
+    return 0;
 }
 #endif
 
@@ -88,7 +115,7 @@ mans_backend_module make_module() {
 #ifdef FIXTURE_CLAIMS_COMPRESS
     m.caps = MANS_BACKEND_CAP_MANS_COMPRESS;  // a flag without its function: not implemented
 #endif
-#if defined(FIXTURE_CODER) || defined(FIXTURE_CODER_FAILS)
+#if defined(FIXTURE_CODER) || defined(FIXTURE_CODER_FAILS) || defined(FIXTURE_CODER_WRONG)
     m.caps = MANS_BACKEND_CAP_MANS_COMPRESS | MANS_BACKEND_CAP_MANS_DECOMPRESS;
     m.encode_blocks = encode_blocks;
     m.decode_blocks = decode_blocks;

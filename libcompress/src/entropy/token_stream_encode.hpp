@@ -75,7 +75,7 @@ struct TokenEncodeBuffers {
 // with `std::uint8_t* grow(std::size_t)`, null when it cannot take that
 // many more bytes). `lanes_encode(RansEncodeArgs&)` runs the lane loop.
 // False when the coder or the output fails (never for valid input and an
-// output of encode_output_bound capacity).
+// output of block_encode_out_bound capacity).
 template <typename LanesEncode, typename Out>
 MANS_HD_CALL bool encode_token_stream_into(const std::uint8_t* tokens, const LaneLayout& lay,
                                       const LanesEncode& lanes_encode, const TokenEncodeBuffers& b, Out& out) {

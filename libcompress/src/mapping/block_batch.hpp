@@ -50,10 +50,6 @@ MANS_HD std::int32_t decode_batch_block(const mans_backend_block_batch& batch, s
 
 // ---------------------------------------------------------------- encoding
 
-struct ReferenceEncodeLanes {
-    MANS_HD void operator()(RansEncodeArgs& a) const { rans_encode_reference(a); }
-};
-
 // An output of fixed capacity for BlockEncoder (grow returns null when full).
 struct FixedOut {
     std::uint8_t* data;
