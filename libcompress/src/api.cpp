@@ -227,40 +227,50 @@ Errc decode_on_module(const mans_backend_module& m, const detail::ParsedFrame& f
                       std::uint8_t* dst, int threads) {
     const FrameHeader& h = f.header;
     const std::uint64_t nblocks = h.block_count();
-    if (nblocks == 0) return Errc::ok;
     const std::size_t esize = dtype_size(h.dtype);
-    std::vector<std::uint64_t> offsets(nblocks + 1);
-    const std::uint64_t base = f.offsets[0];
-    for (std::uint64_t b = 0; b < nblocks; ++b) offsets[b] = f.offsets[b] - base;
-    offsets[nblocks] = offsets[nblocks - 1] + f.index[nblocks - 1].payload_bytes;
-    std::vector<std::int32_t> status(nblocks, MANS_ERR_INTERNAL);
-    mans_backend_block_batch batch{};
-    batch.dtype = static_cast<int>(h.dtype);
-    batch.blocks = nblocks;
-    batch.block_elems = h.block_elems;
-    batch.last_elems = h.block_len(nblocks - 1);
-    batch.payloads = in + base;
-    batch.payload_bytes = offsets[nblocks];
-    batch.offsets = offsets.data();
-    batch.dst = dst;
-    batch.status = status.data();
-    mans_backend_probe_result err{};
-    if (m.decode_blocks(&batch, &err) < 0) return Errc::backend_unavailable;
-    std::vector<Errc> errors(nblocks, Errc::ok);
-    detail::cpu_backend().for_each_block(nblocks, threads, [&](std::size_t b, int) {
-        const std::size_t n = static_cast<std::size_t>(h.block_len(b));
-        // A block decoder fails only with corrupt_block; anything else
-        // from a module is its own fault.
-        Errc e = status[b] == MANS_OK                  ? Errc::ok
-                 : status[b] == MANS_ERR_CORRUPT_BLOCK ? Errc::corrupt_block
-                                                       : Errc::internal;
-        if (e == Errc::ok &&
-            detail::checksum32(dst + h.block_first(b) * esize, n * esize) != f.index[b].content_checksum)
-            e = Errc::content_checksum;
-        errors[b] = e;
-    });
-    for (Errc e : errors)
-        if (e != Errc::ok) return e;
+    // About 256 MiB of output per call, as for compression: a stream larger
+    // than the device's memory still decodes there.
+    const std::uint64_t window = std::max<std::uint64_t>(1, (std::uint64_t{256} << 20) / (std::uint64_t{h.block_elems} * esize));
+    std::vector<std::uint64_t> offsets;
+    std::vector<std::int32_t> status;
+    std::vector<Errc> errors;
+    for (std::uint64_t first = 0; first < nblocks; first += window) {
+        const std::size_t count = static_cast<std::size_t>(std::min(window, nblocks - first));
+        const std::uint64_t base = f.offsets[first];
+        offsets.resize(count + 1);
+        for (std::size_t i = 0; i < count; ++i) offsets[i] = f.offsets[first + i] - base;
+        offsets[count] = offsets[count - 1] + f.index[first + count - 1].payload_bytes;
+        status.assign(count, MANS_ERR_INTERNAL);
+        mans_backend_block_batch batch{};
+        batch.dtype = static_cast<int>(h.dtype);
+        batch.blocks = count;
+        batch.block_elems = h.block_elems;
+        batch.last_elems = h.block_len(first + count - 1);
+        batch.payloads = in + base;
+        batch.payload_bytes = offsets[count];
+        batch.offsets = offsets.data();
+        batch.dst = dst + h.block_first(first) * esize;
+        batch.status = status.data();
+        mans_backend_probe_result err{};
+        if (m.decode_blocks(&batch, &err) < 0) return Errc::backend_unavailable;
+        errors.assign(count, Errc::ok);
+        detail::cpu_backend().for_each_block(count, threads, [&](std::size_t i, int) {
+            const std::uint64_t b = first + i;
+            const std::size_t n = static_cast<std::size_t>(h.block_len(b));
+            // A block decoder fails only with corrupt_block; anything else
+            // from a module is its own fault.
+            Errc e = status[i] == MANS_OK                  ? Errc::ok
+                     : status[i] == MANS_ERR_CORRUPT_BLOCK ? Errc::corrupt_block
+                                                           : Errc::internal;
+            if (e == Errc::ok &&
+                detail::checksum32(dst + h.block_first(b) * esize, n * esize) != f.index[b].content_checksum)
+                e = Errc::content_checksum;
+            errors[i] = e;
+        });
+        // Windows go in order, so the first error found is the lowest block's.
+        for (Errc e : errors)
+            if (e != Errc::ok) return e;
+    }
     return Errc::ok;
 }
 

@@ -76,6 +76,10 @@ struct FixedOut {
 struct EncodeSliceLayout {
     std::size_t out, tokens, bits, sample, dict, index, value_map, enc, words, total;
 };
+// Raw bits per element at most: a hybrid token's are fewer than the
+// element's bits, ADM's (also in a nested u32 index block) at most 32.
+MANS_HD std::size_t raw_bits_per_elem(unsigned esize) { return 8 * esize > 32 ? 8 * esize : 32; }
+
 MANS_HD EncodeSliceLayout encode_slice_layout(std::size_t max_n, unsigned esize) {
     EncodeSliceLayout l{};
     std::size_t at = 0;
@@ -87,7 +91,7 @@ MANS_HD EncodeSliceLayout encode_slice_layout(std::size_t max_n, unsigned esize)
     const std::size_t sampled = max_n < kSampleRun * kSampleRuns ? max_n : kSampleRun * kSampleRuns;
     l.out = take(block_encode_out_bound(max_n, esize));
     l.tokens = take(token_buffer_entries(max_n));
-    l.bits = take(bit_writer_bytes(max_n * 64));  // hybrid raw bits of u64, or ADM's <= 32 per element
+    l.bits = take(bit_writer_bytes(max_n * raw_bits_per_elem(esize)));
     l.sample = take((sampled / 4 + 1) * 8);
     l.dict = take(esize >= 2 ? max_n * 8 : 0);
     l.index = take(esize >= 2 ? max_n * 4 : 0);
@@ -112,7 +116,7 @@ struct FixedEncodeEnv {
         return slots <= token_buffer_entries(max_n) ? base + lay.tokens : nullptr;
     }
     MANS_HD std::uint8_t* bits(std::size_t bytes) const {
-        return bytes <= bit_writer_bytes(max_n * 64) ? base + lay.bits : nullptr;
+        return bytes <= bit_writer_bytes(max_n * raw_bits_per_elem(esize)) ? base + lay.bits : nullptr;
     }
     MANS_HD std::uint64_t* sample(std::size_t n) const {
         const std::size_t sampled = max_n < kSampleRun * kSampleRuns ? max_n : kSampleRun * kSampleRuns;
