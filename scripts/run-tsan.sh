@@ -53,7 +53,9 @@ grep -q "Tool was started" "$OMP_TOOL_VERBOSE_INIT" || {
 echo "run-tsan: canary race reported, Archer loaded"
 
 # 2. The suite.
-spec="~[large]~[corruption]~[zero_elim]~[roundtrip]"
+# Hidden [dispatch*] cases need a stand-in module (their own ctests); an
+# exclusion-only spec would run them.
+spec="~[large]~[corruption]~[zero_elim]~[roundtrip]~[dispatch]~[dispatch_fails]~[dispatch_wrong]"
 log="$build/tsan.log"
 rc=0
 start=$SECONDS
