@@ -32,7 +32,7 @@ selected="${MANS_FUZZ_TARGETS:-}"
 
 flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -g -O1"
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DMANS_BUILD_FUZZERS=ON -DMANS_BUILD_BENCH=OFF -DMANS_BUILD_CLI=OFF \
+  -DMANS_BUILD_FUZZERS=ON -DMANS_BUILD_BENCH=OFF -DMANS_BUILD_CLI=OFF -DMANS_WITH_CUDA=OFF -DMANS_WITH_HIP=OFF \
   -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
 binaries=()

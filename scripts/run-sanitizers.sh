@@ -13,7 +13,10 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD_DIR:-$root/build-asan}"
 flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -O1"
+# No GPU modules: the Release build compiles them (about 2 min on 2 cores);
+# nothing here runs GPU code, and `gpu` then checks only what needs no module.
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DMANS_BUILD_BENCH=OFF \
+      -DMANS_WITH_CUDA=OFF -DMANS_WITH_HIP=OFF \
       -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
       -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
 cmake --build "$build" -j"$(nproc)"

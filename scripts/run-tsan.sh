@@ -20,7 +20,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD_DIR:-$root/build-tsan}"
 flags="-fsanitize=thread -fno-omit-frame-pointer -g -O1"
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DMANS_BUILD_BENCH=OFF -DMANS_BUILD_CLI=OFF \
+  -DMANS_BUILD_BENCH=OFF -DMANS_BUILD_CLI=OFF -DMANS_WITH_CUDA=OFF -DMANS_WITH_HIP=OFF \
   -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread" >/dev/null
 cmake --build "$build" -j"$(nproc)" --target mans_tests
