@@ -54,66 +54,49 @@ std::vector<std::uint8_t> self_test_blocks(DType t, std::size_t block_elems, std
     return raw;
 }
 
+Errc decode_on_module(const mans_backend_module& m, const detail::ParsedFrame& f, const std::uint8_t* in,
+                      std::uint8_t* dst, int threads);
+Result compress_on_module(const mans_backend_module& m, const FrameHeader& h, const std::uint8_t* src,
+                          std::uint8_t* dst, std::size_t dst_cap, int threads, std::vector<IndexEntry>& index);
+
 // "" when module m codes the self-test blocks of every dtype exactly as the
-// CPU (op: MANS compress or decompress), else what failed. It catches a
-// module that is wrong on every input (miscompiled, or built for another
-// device); the CPU's checksums catch the rest.
+// CPU (op: MANS compress or decompress), else what failed. It goes through
+// the same module paths as the API (compress_on_module, decode_on_module,
+// checksums included) against the CPU's stream. It catches a module that is
+// wrong on every input (miscompiled, or built for another device); the
+// CPU's checksums catch the rest.
 std::string run_self_test(const mans_backend_module& m, detail::BackendOp op) {
-    const detail::RansKernels& kernels = detail::cpu_backend().kernels(false);
-    BlockScratch scratch;
     for (DType t : {DType::u8, DType::u16, DType::u32, DType::u64, DType::i16, DType::i32, DType::i64}) {
         const std::size_t es = dtype_size(t), block_elems = detail::kMinBlockBytes / es;
         std::uint64_t count = 0;
         const std::vector<std::uint8_t> raw = self_test_blocks(t, block_elems, &count);
-        const std::uint64_t blocks = (count + block_elems - 1) / block_elems;
-        const std::uint64_t slot_bytes = block_elems * es + 1;
-        // The CPU's payloads, back to back, and their offsets.
-        std::vector<std::uint8_t> cpu;
-        std::vector<std::uint64_t> offsets{0};
-        std::vector<std::uint8_t> one;
-        for (std::uint64_t b = 0; b < blocks; ++b) {
-            const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(block_elems, count - b * block_elems));
-            one.clear();
-            detail::encode_block(t, raw.data() + b * block_elems * es, n, kernels, scratch, one);
-            cpu.insert(cpu.end(), one.begin(), one.end());
-            offsets.push_back(cpu.size());
-        }
-        std::vector<std::int32_t> status(blocks, MANS_ERR_INTERNAL);
-        mans_backend_probe_result err{};
+        CompressConfig cfg;
+        cfg.dtype = t;
+        cfg.block_bytes = detail::kMinBlockBytes;
+        cfg.backend = Backend::cpu;
+        cfg.threads = 1;
+        std::vector<std::uint8_t> cpu(compress_bound(raw.size()));
+        const Result rc = compress(cpu.data(), cpu.size(), raw.data(), raw.size(), cfg);
+        if (!rc) return std::string("the CPU could not code the self-test blocks");
+        cpu.resize(rc.size);
         const std::string what = std::string(detail::op_label(op)) + " of " + dtype_name(t) + " blocks";
         if (op == detail::BackendOp::mans_compress) {
-            std::vector<std::uint8_t> slots(static_cast<std::size_t>(blocks * slot_bytes));
-            std::vector<std::uint64_t> sizes(blocks);
-            mans_backend_encode_batch e{};
-            e.dtype = static_cast<int>(t);
-            e.blocks = blocks;
-            e.block_elems = block_elems;
-            e.last_elems = count - (blocks - 1) * block_elems;
-            e.src = raw.data();
-            e.slots = slots.data();
-            e.slot_bytes = slot_bytes;
-            e.payload_bytes = sizes.data();
-            e.status = status.data();
-            if (m.encode_blocks(&e, &err) < 0) return what + " failed: " + std::string(err.text, strnlen(err.text, sizeof err.text));
-            for (std::uint64_t b = 0; b < blocks; ++b)
-                if (status[b] != MANS_OK || sizes[b] != offsets[b + 1] - offsets[b] ||
-                    std::memcmp(slots.data() + b * slot_bytes, cpu.data() + offsets[b], static_cast<std::size_t>(sizes[b])) != 0)
-                    return what + " differ from the CPU's";
+            FrameHeader h;
+            h.dtype = t;
+            h.count = count;
+            h.block_elems = static_cast<std::uint32_t>(block_elems);
+            std::vector<IndexEntry> index(h.block_count());
+            std::vector<std::uint8_t> gpu(cpu.size() + 1);
+            const Result r = compress_on_module(m, h, raw.data(), gpu.data(), gpu.size(), 1, index);
+            if (!r) return what + " failed (" + errc_name(r.code) + ")";
+            if (r.size != cpu.size() || std::memcmp(gpu.data(), cpu.data(), cpu.size()) != 0)
+                return what + " differ from the CPU's";
         } else {
+            detail::ParsedFrame f;
+            if (detail::parse_frame(cpu.data(), cpu.size(), &f) != Errc::ok) return std::string("self-test stream unreadable");
             std::vector<std::uint8_t> back(raw.size());
-            mans_backend_block_batch d{};
-            d.dtype = static_cast<int>(t);
-            d.blocks = blocks;
-            d.block_elems = block_elems;
-            d.last_elems = count - (blocks - 1) * block_elems;
-            d.payloads = cpu.data();
-            d.payload_bytes = cpu.size();
-            d.offsets = offsets.data();
-            d.dst = back.data();
-            d.status = status.data();
-            if (m.decode_blocks(&d, &err) < 0) return what + " failed: " + std::string(err.text, strnlen(err.text, sizeof err.text));
-            for (std::int32_t st : status)
-                if (st != MANS_OK) return what + " reported corrupt";
+            const Errc e = decode_on_module(m, f, cpu.data(), back.data(), 1);
+            if (e != Errc::ok) return what + " failed (" + errc_name(e) + ")";
             if (back != raw) return what + " differ from the input";
         }
     }
