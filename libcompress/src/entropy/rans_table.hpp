@@ -67,7 +67,8 @@ struct SymbolHeap {
 // keep q >= 1; the rounding error is settled greedily where it costs the
 // fewest bits, so frequent symbols are never robbed to pay for rare ones.
 // Ties break on the symbol value so that the result is fully determined.
-MANS_HD_CALL void normalize_freqs(const std::uint32_t* counts, unsigned prob_bits, FreqTable* out) {
+// `heap` is the caller's work space (off the stack: GPU stacks are small).
+MANS_HD_CALL void normalize_freqs(const std::uint32_t* counts, unsigned prob_bits, FreqTable* out, SymbolHeap& heap) {
     const std::uint64_t M = 1ull << prob_bits;
     std::uint64_t total = 0;
     for (unsigned s = 0; s < 256; ++s) total += counts[s];
@@ -84,7 +85,7 @@ MANS_HD_CALL void normalize_freqs(const std::uint32_t* counts, unsigned prob_bit
     std::int64_t diff = static_cast<std::int64_t>(M) - sum;
     // Gains and losses stay below 2^56 (counts < 2^32, log steps < 2^17), so
     // a key is cost << 8 | tie-break; the heap pops the smallest key.
-    SymbolHeap heap;
+    heap.n = 0;
     if (diff > 0) {
         // Largest gain first, then the smaller symbol: keys are complemented.
         const auto key = [&](unsigned s) { return ~((freq_gain_up(counts[s], out->q[s]) << 8) | (255u - s)); };

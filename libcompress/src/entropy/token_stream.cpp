@@ -13,10 +13,11 @@ bool encode_token_stream(const std::uint8_t* tokens, const LaneLayout& lay,
                          std::vector<std::uint8_t>& out) {
     sc.enc.resize(kMaxContexts * 256);
     if (sc.words.size() < lay.n + kWordPadding) sc.words.resize(lay.n + kWordPadding);
+    sc.work.resize(1);
     VectorOut o{out};
     return encode_token_stream_into(
-        tokens, lay, [&](RansEncodeArgs& a) { kernels.encode(a); }, TokenEncodeBuffers{sc.enc.data(), sc.words.data()},
-        o);
+        tokens, lay, [&](RansEncodeArgs& a) { kernels.encode(a); },
+        TokenEncodeBuffers{sc.enc.data(), sc.words.data(), sc.work.data()}, o);
 }
 
 bool decode_token_stream(ByteReader& r, std::size_t n, const RansKernels& kernels,

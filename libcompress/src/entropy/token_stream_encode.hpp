@@ -50,9 +50,10 @@ MANS_HD_CALL std::uint64_t estimate_order0_fix16(const std::uint32_t* hist) {
 // Estimated coded size (16.16 bits) of tokens whose histogram by class of the
 // previous token is hist8, with the best number of contexts (returned in
 // *contexts when non-null). The encoder's own choice uses this.
-MANS_HD_CALL std::uint64_t estimate_context_cost_fix16(const std::uint32_t (*hist8)[256], unsigned* contexts) {
+// `merged` is work space for kMaxContexts histograms.
+MANS_HD_CALL std::uint64_t estimate_context_cost_fix16(const std::uint32_t (*hist8)[256], unsigned* contexts,
+                                                      std::uint32_t (*merged)[256]) {
     std::uint64_t best_cost = ~0ull;
-    std::uint32_t merged[kMaxContexts][256];
     for (unsigned k = 1; k <= kMaxContexts; k *= 2) {
         merge_contexts(hist8, k, merged);
         std::uint64_t cost = 0;
@@ -65,10 +66,22 @@ MANS_HD_CALL std::uint64_t estimate_context_cost_fix16(const std::uint32_t (*his
     return best_cost;
 }
 
+// Histograms and tables of one stream's encode (about 26 KiB). They live
+// in the caller's scratch, not on the stack: a GPU thread's stack is small
+// (gfx9: 128 KiB, and hipcc inlines every call, so frames add up).
+struct StreamWork {
+    std::uint32_t hist8[kMaxContexts][256];   // by class of the previous token
+    std::uint32_t merged[kMaxContexts][256];  // folded into the chosen contexts
+    FreqTable tables[kMaxContexts];
+    FreqTable trial;  // a precision candidate's table
+    SymbolHeap heap;  // normalize_freqs
+};
+
 // Buffers of one stream's encode, sized for up to n tokens.
 struct TokenEncodeBuffers {
     EncSym* enc;            // kMaxContexts * 256 entries
     std::uint16_t* words;   // n + kWordPadding entries
+    StreamWork* work;
 };
 
 // Appends the coded stream of `lay.n` interleaved tokens to `out` (an output
@@ -83,8 +96,9 @@ MANS_HD_CALL bool encode_token_stream_into(const std::uint8_t* tokens, const Lan
     // from a table: the compare chain of token_class8 costs more here).
     std::uint8_t class8[256];
     for (unsigned s = 0; s < 256; ++s) class8[s] = static_cast<std::uint8_t>(token_class8(s));
-    std::uint32_t hist8[kMaxContexts][256];
-    hd_memset(hist8, 0, sizeof hist8);
+    StreamWork& w = *b.work;
+    std::uint32_t (*hist8)[256] = w.hist8;
+    hd_memset(hist8, 0, sizeof w.hist8);
     for (std::size_t t = 0; t < lay.seg; ++t) {
         const unsigned active = lay.active_at(t);
         const std::uint8_t* row = tokens + t * lay.lanes;
@@ -98,8 +112,8 @@ MANS_HD_CALL bool encode_token_stream_into(const std::uint8_t* tokens, const Lan
 
     // Contexts: the count whose entropy plus table cost is smallest.
     unsigned best_k = 1;
-    std::uint64_t best_cost = estimate_context_cost_fix16(hist8, &best_k);
-    std::uint32_t merged[kMaxContexts][256];
+    std::uint64_t best_cost = estimate_context_cost_fix16(hist8, &best_k, w.merged);
+    std::uint32_t (*merged)[256] = w.merged;
     merge_contexts(hist8, best_k, merged);
     // An empty context still gets a valid table so that any decoded stream
     // stays memory-safe; it is never used by a valid stream.
@@ -116,15 +130,14 @@ MANS_HD_CALL bool encode_token_stream_into(const std::uint8_t* tokens, const Lan
     for (unsigned bits : candidates) {
         std::uint64_t cost = 0;
         for (unsigned c = 0; c < best_k; ++c) {
-            FreqTable t;
-            normalize_freqs(merged[c], bits, &t);
-            cost += coded_cost_fix16(merged[c], t, bits) + freq_table_bytes(t) * 8 * kFixOne;
+            normalize_freqs(merged[c], bits, &w.trial, w.heap);
+            cost += coded_cost_fix16(merged[c], w.trial, bits) + freq_table_bytes(w.trial) * 8 * kFixOne;
         }
         if (cost < best_cost) best_cost = cost, best_bits = bits;
     }
-    FreqTable tables[kMaxContexts];
+    FreqTable* tables = w.tables;
     for (unsigned c = 0; c < best_k; ++c) {
-        normalize_freqs(merged[c], best_bits, &tables[c]);
+        normalize_freqs(merged[c], best_bits, &tables[c], w.heap);
         build_enc_table(tables[c], best_bits, b.enc + c * 256);
     }
     std::uint8_t ctx_of[256];
@@ -150,13 +163,13 @@ MANS_HD_CALL bool encode_token_stream_into(const std::uint8_t* tokens, const Lan
     for (unsigned c = 0; c < best_k; ++c) head_bytes += freq_table_bytes(tables[c]);
     std::uint8_t* dst = out.grow(head_bytes + 2 * nwords);
     if (!dst) return false;
-    ByteWriter w(dst, head_bytes);
-    w.write<std::uint8_t>(static_cast<std::uint8_t>(lanes_log2 | (k_log2 << 3)));
-    w.write<std::uint8_t>(static_cast<std::uint8_t>(best_bits));
-    for (unsigned c = 0; c < best_k; ++c) write_freq_table(w, tables[c]);
-    w.write<std::uint32_t>(static_cast<std::uint32_t>(nwords));
-    for (unsigned j = 0; j < lay.lanes; ++j) w.write<std::uint32_t>(args.states[j]);
-    if (!w.ok() || w.size() != head_bytes) return false;
+    ByteWriter bw(dst, head_bytes);
+    bw.write<std::uint8_t>(static_cast<std::uint8_t>(lanes_log2 | (k_log2 << 3)));
+    bw.write<std::uint8_t>(static_cast<std::uint8_t>(best_bits));
+    for (unsigned c = 0; c < best_k; ++c) write_freq_table(bw, tables[c]);
+    bw.write<std::uint32_t>(static_cast<std::uint32_t>(nwords));
+    for (unsigned j = 0; j < lay.lanes; ++j) bw.write<std::uint32_t>(args.states[j]);
+    if (!bw.ok() || bw.size() != head_bytes) return false;
     hd_memcpy(dst + head_bytes, args.words_first, 2 * nwords);
     return true;
 }

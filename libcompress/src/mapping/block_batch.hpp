@@ -72,9 +72,9 @@ struct FixedOut {
 
 // Encoder scratch for blocks of up to max_n elements of esize bytes, as one
 // 16-byte aligned slice: output, tokens, raw bits, sample, dictionary,
-// indices, 16-bit value map, encoder tables, words.
+// indices, 16-bit value map, encoder tables, words, work (histograms).
 struct EncodeSliceLayout {
-    std::size_t out, tokens, bits, sample, dict, index, value_map, enc, words, total;
+    std::size_t out, tokens, bits, sample, dict, index, value_map, enc, words, work, total;
 };
 // Raw bits per element at most: a hybrid token's are fewer than the
 // element's bits, ADM's (also in a nested u32 index block) at most 32.
@@ -98,6 +98,7 @@ MANS_HD EncodeSliceLayout encode_slice_layout(std::size_t max_n, unsigned esize)
     l.value_map = take(esize == 2 ? (std::size_t{1} << 16) * 4 : 0);
     l.enc = take(std::size_t{kMaxContexts} * 256 * sizeof(EncSym));
     l.words = take((max_n + kWordPadding) * 2);
+    l.work = take(sizeof(EncodeWork));
     l.total = at;
     return l;
 }
@@ -132,9 +133,11 @@ struct FixedEncodeEnv {
         return esize == 2 && n <= (std::size_t{1} << 16) ? reinterpret_cast<std::uint32_t*>(base + lay.value_map)
                                                         : nullptr;
     }
+    MANS_HD EncodeWork* work() const { return reinterpret_cast<EncodeWork*>(base + lay.work); }
     MANS_HD TokenEncodeBuffers stream(std::size_t n) const {
-        if (n > max_n) return {nullptr, nullptr};
-        return {reinterpret_cast<EncSym*>(base + lay.enc), reinterpret_cast<std::uint16_t*>(base + lay.words)};
+        if (n > max_n) return {nullptr, nullptr, nullptr};
+        return {reinterpret_cast<EncSym*>(base + lay.enc), reinterpret_cast<std::uint16_t*>(base + lay.words),
+                &work()->stream};
     }
 };
 

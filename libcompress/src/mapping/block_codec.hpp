@@ -28,6 +28,7 @@ struct BlockScratch {
     std::vector<std::uint64_t> dict;    // dictionary mode: sorted distinct values
     std::vector<std::uint32_t> index;   // dictionary mode: index of each element
     std::vector<std::uint32_t> value_map;  // dictionary mode, 16-bit values: value -> index
+    std::vector<EncodeWork> work;           // one, made by the first encode
 };
 
 // Appends the payload of block `src` (n elements of `dtype`) to `out`.

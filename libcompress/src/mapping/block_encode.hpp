@@ -42,6 +42,23 @@ struct Stats {
     std::uint64_t sum = 0;  // of biased values; only read for B <= 32, where it cannot overflow
 };
 
+// Histograms of the mode choice (about 33 KiB), kept in the caller's
+// scratch like StreamWork: on a GPU they would not fit a thread's stack.
+struct RankWork {
+    ValueHist center, delta, repeat;  // hybrid-token sources by predictor
+    std::uint32_t planes[8][256];     // byte-plane values
+    std::uint32_t adm_codes[256];
+    std::uint32_t tok[256];  // best_split's token histogram
+};
+
+// All of one encoder's work space. An encoder and its nested dictionary
+// encoder share one: the nested one runs only after the outer one's mode
+// choice is over and before any of its streams is coded.
+struct EncodeWork {
+    RankWork rank;
+    StreamWork stream;
+};
+
 // Env: what the encoder needs from its caller, as CPU vectors that grow
 // (block_encoder.cpp) or fixed slices of device memory (block_batch.hpp):
 //   out()                 the output: size(), grow(n) (null when full),
@@ -49,7 +66,8 @@ struct Stats {
 //   lanes(RansEncodeArgs&) the rANS lane loop
 //   tokens(slots), bits(bytes), sample(n), dict(n), index(n), value_map(n),
 //   stream(n)             scratch of at least that many entries (null when
-//                         it cannot have them)
+//                         it cannot have them); stream(n).work is work()'s
+//   work()                the EncodeWork (never null)
 // A null from Env makes run() return false: the block cannot be coded here
 // (never on the CPU). Choosing another mapping instead would change bytes.
 //
@@ -182,10 +200,14 @@ private:
     // and the token splits.
     MANS_HD_CALL void rank_modes(Candidate* out) {
         center_ = sample_median();
-        ValueHist hc, hd, hr;
+        RankWork& work = env_.work()->rank;
+        ValueHist &hc = work.center, &hd = work.delta, &hr = work.repeat;
+        hc.clear(), hd.clear(), hr.clear();
         std::uint32_t repeats = 0;
-        std::uint32_t planes[8][256] = {};
-        std::uint32_t adm_codes[256] = {};
+        std::uint32_t (*planes)[256] = work.planes;
+        std::uint32_t* adm_codes = work.adm_codes;
+        hd_memset(work.planes, 0, sizeof work.planes);
+        hd_memset(work.adm_codes, 0, sizeof work.adm_codes);
         std::uint64_t adm_bits = 0;
         const bool adm_ok = adm_possible();
         const std::uint64_t adm_c = adm_ok ? mean_center() : 0;
@@ -212,9 +234,9 @@ private:
                 adm_bits += k;
             }
         });
-        split_center_ = best_split(hc, E::B);
-        split_delta_ = best_split(hd, E::B);
-        split_repeat_ = repeats ? best_split(hr, E::B, repeats) : HybridChoice{};
+        split_center_ = best_split(hc, E::B, 0, work.tok);
+        split_delta_ = best_split(hd, E::B, 0, work.tok);
+        split_repeat_ = repeats ? best_split(hr, E::B, repeats, work.tok) : HybridChoice{};
         unsigned count = 0;
         out[count++] = {ModeHint::token_center, split_center_.cost};
         out[count++] = {ModeHint::token_delta, split_delta_.cost};
@@ -251,8 +273,9 @@ private:
     // runs restart the context like lane starts do.
     template <typename TokenOf>
     MANS_HD_CALL std::uint64_t sample_stream_cost(TokenOf&& tok_of) const {
-        std::uint32_t hist8[kMaxContexts][256];
-        hd_memset(hist8, 0, sizeof hist8);
+        StreamWork& w = env_.work()->stream;  // no stream is being coded now
+        std::uint32_t (*hist8)[256] = w.hist8;
+        hd_memset(w.hist8, 0, sizeof w.hist8);
         std::uint64_t raw_bits = 0;
         std::size_t last = ~std::size_t{0};
         unsigned prev_tok = 0;
@@ -266,7 +289,7 @@ private:
             raw_bits += nraw;
             prev_tok = tok;
         });
-        return estimate_context_cost_fix16(hist8, nullptr) + raw_bits * kFixOne;
+        return estimate_context_cost_fix16(hist8, nullptr, w.merged) + raw_bits * kFixOne;
     }
 
     MANS_HD_CALL std::uint64_t refined_cost(ModeHint hint) const {
@@ -354,7 +377,7 @@ private:
     }
     MANS_HD_CALL bool put_stream() {
         const TokenEncodeBuffers b = env_.stream(n_);
-        if (!b.enc || !b.words) return fail(), false;
+        if (!b.enc || !b.words || !b.work) return fail(), false;
         const auto lanes = [this](RansEncodeArgs& a) { env_.lanes(a); };
         if (!encode_token_stream_into(tokens_, lay_, lanes, b, out_)) return fail(), false;
         return true;
@@ -371,8 +394,12 @@ private:
             Candidate unused[kCandidates];
             rank_modes(unused);
         }
-        if (pred == Predictor::center_repeat && split_repeat_.cost == ~0ull)
-            split_repeat_ = best_split(ValueHist{}, E::B, 1);  // no repeats seen: any valid split
+        if (pred == Predictor::center_repeat && split_repeat_.cost == ~0ull) {
+            // No repeats seen: any valid split.
+            RankWork& w = env_.work()->rank;
+            w.repeat.clear();
+            split_repeat_ = best_split(w.repeat, E::B, 1, w.tok);
+        }
         const HybridSplit split = pred == Predictor::center          ? split_center_.split
                                   : pred == Predictor::lane_previous ? split_delta_.split
                                                                      : split_repeat_.split;

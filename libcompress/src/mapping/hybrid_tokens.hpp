@@ -25,6 +25,7 @@ struct ValueHist {
     std::uint32_t big[64][16] = {};  // v >= 256: [bit position e][top 4 mantissa bits]
     std::uint64_t vmax = 0;
 
+    MANS_HD void clear() { hd_memset(this, 0, sizeof *this); }
     MANS_HD void add(std::uint64_t v) {
         vmax = v > vmax ? v : vmax;
         if (v < 256) {
@@ -36,9 +37,11 @@ struct ValueHist {
     }
 };
 
-// Estimated bits (16.16) of coding the sampled values with split p.
-MANS_HD_CALL std::uint64_t hybrid_cost_fix16(const ValueHist& h, HybridSplit p, unsigned B, std::uint32_t repeats) {
-    std::uint32_t tok[256] = {};
+// Estimated bits (16.16) of coding the sampled values with split p; `tok`
+// is work space for a 256-entry token histogram.
+MANS_HD_CALL std::uint64_t hybrid_cost_fix16(const ValueHist& h, HybridSplit p, unsigned B, std::uint32_t repeats,
+                                             std::uint32_t* tok) {
+    hd_memset(tok, 0, 256 * sizeof(std::uint32_t));
     if (repeats) tok[hybrid_token_count(p, B)] = repeats;
     std::uint64_t raw_bits = 0;
     const unsigned small_end = h.vmax < 255 ? static_cast<unsigned>(h.vmax) + 1 : 256;
@@ -67,7 +70,8 @@ struct HybridChoice {
 };
 
 // `repeats` > 0 asks for a split that leaves room for the repeat token.
-MANS_HD_CALL HybridChoice best_split(const ValueHist& h, unsigned B, std::uint32_t repeats = 0) {
+// `tok`: work space of 256 entries (hybrid_cost_fix16).
+MANS_HD_CALL HybridChoice best_split(const ValueHist& h, unsigned B, std::uint32_t repeats, std::uint32_t* tok) {
     HybridChoice best;
     for (unsigned s = 0; s <= 8; ++s) {
         // Once every value is a direct token, m and larger s change nothing
@@ -76,7 +80,7 @@ MANS_HD_CALL HybridChoice best_split(const ValueHist& h, unsigned B, std::uint32
         for (unsigned m = 0; m <= 4 && m <= s; ++m) {
             const HybridSplit p{s, m};
             if (!hybrid_split_valid(p, B, repeats != 0)) continue;
-            const std::uint64_t c = hybrid_cost_fix16(h, p, B, repeats);
+            const std::uint64_t c = hybrid_cost_fix16(h, p, B, repeats, tok);
             if (c < best.cost) best = {p, c};
             if (all_direct) return best;
         }
