@@ -205,7 +205,10 @@ if [ "$rc" -ne 0 ]; then
   verdict configure configure.log; tail -25 "$out/configure.log"; say "done: exit 2"; exit 2
 fi
 t_conf=$secs
-step 420 "$out/build.log" cmake --build "$build" -j "$jobs" --target mans_tests mans_cli
+targets=(mans_tests mans_cli)
+# The device-memory API check is a CUDA program: built with the CUDA module.
+grep -q "^MANS_WITH_CUDA:BOOL=ON" "$build/CMakeCache.txt" 2>/dev/null && targets+=(mans_device_api_check)
+step 420 "$out/build.log" cmake --build "$build" -j "$jobs" --target "${targets[@]}"
 if [ "$rc" -ne 0 ]; then
   verdict build build.log; grep -m 20 -E "error|Error" "$out/build.log"; say "done: exit 2"; exit 2
 fi
@@ -277,6 +280,15 @@ if [ "$device" -eq 1 ]; then
   grep -E "no real data|not found" "$out/test-dispatch.log" | sed 's/^/device-check:   /' | sort -u | tee -a "$summary"
 else
   echo "skipped: no usable CUDA device" >"$out/test-dispatch.log"
+fi
+
+# ---------------------------------------------------------------- 4b. device-memory API
+# Chunks in device memory on a stream (mans_device.h): every dtype, 5 sizes,
+# the CPU's streams; then 1 GiB of u16 timed device to device.
+if [ "$device" -eq 1 ] && [ -x "$build/tests/mans_device_api_check" ]; then
+  step 240 "$out/test-device-api.log" "$build/tests/mans_device_api_check" --bench
+  verdict "device-memory API (mans_device_api_check --bench)" test-device-api.log
+  grep -E "^(ok|FAIL|bench|PASS|device:)" "$out/test-device-api.log" | sed 's/^/device-check:   /' | tee -a "$summary"
 fi
 
 # ---------------------------------------------------------------- 5. CLI round trips

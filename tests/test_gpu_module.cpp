@@ -1,9 +1,10 @@
 // test_gpu_module.cpp - the real GPU modules (backends/gpu) as this machine
 // has them. Everywhere: a built CUDA module loads without a GPU or driver
 // and claims exactly MANS compression and decompression (encode_blocks,
-// decode_blocks). With a device: its warp rANS decoder (the
-// MANS_HD lane step of the CPU decoder, ballot-ordered words) gives the CPU
-// decoder's tokens on CPU-encoded streams. Without one the device part says
+// decode_blocks) and the device-memory API (chunk_encode, chunk_decode).
+// With a device: its warp rANS decoder (the MANS_HD lane step of the CPU
+// decoder, ballot-ordered words) gives the CPU decoder's tokens on
+// CPU-encoded streams. Without one the device part says
 // so and is skipped.
 #include <sys/stat.h>
 
@@ -74,7 +75,7 @@ ModuleState* device_module(const char* name, ModuleState& m) {
 
 }  // namespace
 
-TEST_CASE("a built CUDA module loads on any machine and claims MANS coding only", "[gpu]") {
+TEST_CASE("a built CUDA module loads on any machine and claims MANS coding and the device API only", "[gpu]") {
     const std::string path = std::string(MANS_GPU_MODULE_DIR) + "/" + module_file_name("cuda");
     if (!exists(path)) {
         WARN("cuda: module not built: skipped");
@@ -85,7 +86,11 @@ TEST_CASE("a built CUDA module loads on any machine and claims MANS coding only"
     ModuleState m = load_backend_module("cuda", {MANS_GPU_MODULE_DIR});
     INFO(m.load_error);
     REQUIRE(m.module != nullptr);
-    CHECK((m.module->caps & 0xffffu) == (MANS_BACKEND_CAP_MANS_COMPRESS | MANS_BACKEND_CAP_MANS_DECOMPRESS));
+    CHECK((m.module->caps & 0xffffu) ==
+          (MANS_BACKEND_CAP_MANS_COMPRESS | MANS_BACKEND_CAP_MANS_DECOMPRESS | MANS_BACKEND_CAP_DEVICE_CHUNKS));
+    CHECK(m.module->struct_size == sizeof(mans_backend_module));
+    CHECK(m.module->chunk_encode != nullptr);
+    CHECK(m.module->chunk_decode != nullptr);
     CHECK(m.has_op(BackendOp::mans_decompress));
     CHECK(m.has_op(BackendOp::mans_compress));
     CHECK_FALSE(m.has_op(BackendOp::prism_compress));

@@ -20,6 +20,7 @@
 #include "backend_module.hpp"
 #include "entropy/rans.hpp"
 #include "mapping/block_batch.hpp"
+#include "mapping/chunk_batch.hpp"
 
 #ifndef MANS_GPU_NAME
 #error "MANS_GPU_NAME (\"cuda\" or \"hip\") must be defined by the build"
@@ -351,6 +352,115 @@ int encode_blocks(const mans_backend_encode_batch* h, mans_backend_probe_result*
 }
 #endif  // MANS_GPU_ENCODE
 
+// ------------------------------------------------ device-memory API (chunks)
+//
+// The steps of mapping/chunk_batch.hpp as kernels on the caller's stream and
+// current device: nothing here waits, allocates or copies. Each kernel
+// reads the batch (device arrays) and the layout the core computed too.
+// Offered with both directions only (the API opens a module for both).
+#if MANS_GPU_ENCODE
+
+template <typename U>
+__global__ void chunk_encode_blocks(mans_backend_chunk_batch a, ChunkEncodeLayout l, std::uint64_t first,
+                                    std::uint64_t count) {
+    const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < count) encode_chunk_block<U>(a, l, first + i, a.temp + l.scratch + i * l.slice);
+}
+__global__ void chunk_finish_encode(mans_backend_chunk_batch a, ChunkEncodeLayout l) {
+    const std::uint64_t c = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (c < a.chunks) finish_chunk_encode(a, l, c);
+}
+__global__ void chunk_place_blocks(mans_backend_chunk_batch a, ChunkEncodeLayout l) {
+    const std::uint64_t g = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (g < l.total_blocks) place_chunk_block(a, l, g);
+}
+__global__ void chunk_parse(mans_backend_chunk_batch a, ChunkDecodeLayout l) {
+    const std::uint64_t c = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (c < a.chunks) parse_chunk(a, l, c);
+}
+__global__ void chunk_decode_blocks(mans_backend_chunk_batch a, ChunkDecodeLayout l, std::uint64_t first,
+                                    std::uint64_t count) {
+    const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < count) decode_chunk_block(a, l, first + i, a.temp + l.scratch + i * l.slice);
+}
+__global__ void chunk_finish_decode(mans_backend_chunk_batch a, ChunkDecodeLayout l) {
+    const std::uint64_t c = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (c < a.chunks) finish_chunk_decode(a, l, c);
+}
+
+unsigned groups_for(std::uint64_t threads) {
+    return static_cast<unsigned>((threads + kThreadsPerGroup - 1) / kThreadsPerGroup);
+}
+
+int chunk_fail(mans_backend_probe_result* err, const char* what, mans::gpu::Error e) {
+    set_text(err, what, e);
+    return -1;
+}
+
+using ChunkEncodeKernel = void (*)(mans_backend_chunk_batch, ChunkEncodeLayout, std::uint64_t, std::uint64_t);
+ChunkEncodeKernel chunk_encode_kernel_for(unsigned esize) {
+    switch (esize) {
+        case 1: return chunk_encode_blocks<std::uint8_t>;
+        case 2: return chunk_encode_blocks<std::uint16_t>;
+        case 4: return chunk_encode_blocks<std::uint32_t>;
+        default: return chunk_encode_blocks<std::uint64_t>;
+    }
+}
+
+int chunk_encode(const mans_backend_chunk_batch* a, mans_backend_probe_result* err) {
+    const unsigned esize = a ? elem_bytes(static_cast<mans::DType>(a->dtype)) : 0;
+    const std::uint64_t wave = esize && a->block_elems ? chunk_encode_wave(esize, *a) : 0;
+    const ChunkEncodeLayout l = chunk_encode_layout(esize, a ? a->block_elems : 0, a ? a->chunks : 0,
+                                                    a ? a->max_in_bytes : 0, wave);
+    if (!a || esize == 0 || a->block_elems == 0 || (l.total_blocks && wave == 0)) {
+        if (err) std::snprintf(err->text, sizeof err->text, "invalid chunk batch or temp too small");
+        return -1;
+    }
+    const auto stream = static_cast<mans::gpu::Stream>(a->stream);
+    const ChunkEncodeKernel kernel = chunk_encode_kernel_for(esize);
+    mans::gpu::Error e = mans::gpu::raise_stack_limit(stack_for(kernel, kEncodeStackBytes));
+    for (std::uint64_t first = 0; first < l.total_blocks && e == mans::gpu::kSuccess; first += wave) {
+        const std::uint64_t count = l.total_blocks - first < wave ? l.total_blocks - first : wave;
+        kernel<<<groups_for(count), kThreadsPerGroup, 0, stream>>>(*a, l, first, count);
+        e = mans::gpu::last_error();
+    }
+    if (e == mans::gpu::kSuccess) {
+        chunk_finish_encode<<<groups_for(a->chunks), kThreadsPerGroup, 0, stream>>>(*a, l);
+        e = mans::gpu::last_error();
+    }
+    if (e == mans::gpu::kSuccess && l.total_blocks) {
+        chunk_place_blocks<<<groups_for(l.total_blocks), kThreadsPerGroup, 0, stream>>>(*a, l);
+        e = mans::gpu::last_error();
+    }
+    return e == mans::gpu::kSuccess ? 0 : chunk_fail(err, "chunk_encode", e);
+}
+
+int chunk_decode(const mans_backend_chunk_batch* a, mans_backend_probe_result* err) {
+    const std::uint64_t wave = a ? chunk_decode_wave(*a) : 0;
+    if (!a || wave == 0) {
+        if (err) std::snprintf(err->text, sizeof err->text, "invalid chunk batch or temp too small");
+        return -1;
+    }
+    const ChunkDecodeLayout l = chunk_decode_layout(a->chunks, a->out_capacity, a->max_block_bytes, wave);
+    const auto stream = static_cast<mans::gpu::Stream>(a->stream);
+    mans::gpu::Error e = mans::gpu::raise_stack_limit(stack_for(chunk_decode_blocks, kDecodeStackBytes));
+    if (e == mans::gpu::kSuccess) {
+        chunk_parse<<<groups_for(a->chunks), kThreadsPerGroup, 0, stream>>>(*a, l);
+        e = mans::gpu::last_error();
+    }
+    for (std::uint64_t first = 0; first < l.total_blocks && e == mans::gpu::kSuccess; first += wave) {
+        const std::uint64_t count = l.total_blocks - first < wave ? l.total_blocks - first : wave;
+        chunk_decode_blocks<<<groups_for(count), kThreadsPerGroup, 0, stream>>>(*a, l, first, count);
+        e = mans::gpu::last_error();
+    }
+    if (e == mans::gpu::kSuccess) {
+        chunk_finish_decode<<<groups_for(a->chunks), kThreadsPerGroup, 0, stream>>>(*a, l);
+        e = mans::gpu::last_error();
+    }
+    return e == mans::gpu::kSuccess ? 0 : chunk_fail(err, "chunk_decode", e);
+}
+#endif  // MANS_GPU_ENCODE
+
 mans_backend_module make_module() {
     mans_backend_module m{};
     m.abi_version = MANS_BACKEND_ABI_VERSION;
@@ -360,8 +470,10 @@ mans_backend_module make_module() {
     m.caps = MANS_BACKEND_CAP_MANS_DECOMPRESS | MANS_BACKEND_CAP_RANS_DECODE_TEST;
     m.probe = probe;
 #if MANS_GPU_ENCODE
-    m.caps |= MANS_BACKEND_CAP_MANS_COMPRESS;
+    m.caps |= MANS_BACKEND_CAP_MANS_COMPRESS | MANS_BACKEND_CAP_DEVICE_CHUNKS;
     m.encode_blocks = encode_blocks;
+    m.chunk_encode = chunk_encode;
+    m.chunk_decode = chunk_decode;
 #endif
     m.decode_blocks = decode_blocks;
     m.rans_decode_lanes = rans_decode_lanes;

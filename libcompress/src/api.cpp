@@ -1,5 +1,6 @@
 // api.cpp - the C++ API: framing blocks, running them on a backend, checksums.
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <exception>
 #include <map>
@@ -12,6 +13,7 @@
 #include "backend.hpp"
 #include "core/frame.hpp"
 #include "core/module_loader.hpp"
+#include "device_module.hpp"
 #include "mans/mans.hpp"
 #include "mapping/block_codec.hpp"
 
@@ -313,6 +315,34 @@ std::size_t default_block_elems(std::size_t block_bytes, std::size_t esize) {
 }
 
 }  // namespace
+
+namespace detail {
+
+const mans_backend_module* device_chunk_module(mans::Backend requested, std::string* why) {
+    why->clear();
+    if (requested == mans::Backend::cpu) {
+        *why = "the device-memory API needs a GPU backend (cuda or hip)";
+        return nullptr;
+    }
+    for (mans::Backend g : {mans::Backend::cuda, mans::Backend::hip}) {
+        if (requested != mans::Backend::automatic && requested != g) continue;
+        const char* name = gpu_name(g);
+        std::string reason = module_reason(name, BackendOp::mans_compress);
+        if (reason.empty()) reason = module_reason(name, BackendOp::mans_decompress);
+        const mans_backend_module* m = usable_module(name, BackendOp::mans_compress);
+        if (reason.empty() && m) {
+            const bool has_chunks = m->struct_size >= offsetof(mans_backend_module, chunk_decode) + sizeof(void*) &&
+                                    (m->caps & MANS_BACKEND_CAP_DEVICE_CHUNKS) && m->chunk_encode && m->chunk_decode;
+            if (has_chunks) return m;
+            reason = std::string(name) + ": module has no device-memory entries";
+        }
+        if (!why->empty()) *why += "; ";
+        *why += reason.empty() ? std::string(name) + ": unavailable" : reason;
+    }
+    return nullptr;
+}
+
+}  // namespace detail
 
 Errc backend_status(Backend b, Operation op) noexcept {
     try {

@@ -37,6 +37,9 @@ enum {
     MANS_BACKEND_CAP_MANS_DECOMPRESS = 1u << 1,
     MANS_BACKEND_CAP_PRISM_COMPRESS = 1u << 2,
     MANS_BACKEND_CAP_PRISM_DECOMPRESS = 1u << 3,
+    /* chunk_encode and chunk_decode below: whole streams in device memory
+     * (the device-memory API, mans/mans_device.h). */
+    MANS_BACKEND_CAP_DEVICE_CHUNKS = 1u << 4,
     /* Development self-test: rans_decode_lanes below (not a user operation). */
     MANS_BACKEND_CAP_RANS_DECODE_TEST = 1u << 16
 };
@@ -106,6 +109,35 @@ typedef struct mans_backend_block_batch {
 typedef int (*mans_backend_decode_blocks_fn)(const mans_backend_block_batch* batch,
                                              mans_backend_probe_result* err);
 
+/* Whole MANS streams in device memory, many at once (chunk_encode,
+ * chunk_decode; the arguments of mans_device_compress_async and
+ * mans_device_decompress_async, mans/mans_device.h). Every pointer is a
+ * device pointer, the arrays have `chunks` entries; the module runs on
+ * `stream` and does not wait for it. Temp is laid out by
+ * chunk_encode_layout / chunk_decode_layout (mapping/chunk_batch.hpp), which
+ * the core and the module share. */
+typedef struct mans_backend_chunk_batch {
+    int dtype;                     /* encode: mans_dtype; decode: unused (each stream says) */
+    uint64_t block_elems;          /* encode: elements per block */
+    uint64_t max_block_bytes;      /* decode: temp is sized for blocks up to this */
+    uint64_t chunks;
+    uint64_t max_in_bytes;         /* encode: no in_bytes[c] above it */
+    uint64_t out_capacity;         /* bytes at each out_ptrs[c] */
+    const void* const* in_ptrs;
+    const size_t* in_bytes;
+    void* const* out_ptrs;
+    size_t* out_bytes;             /* written: stream or raw size (needed size on MANS_ERR_DST_TOO_SMALL) */
+    int32_t* statuses;             /* written: the mans_status of each chunk */
+    uint8_t* temp;
+    uint64_t temp_bytes;
+    void* stream;                  /* cudaStream_t / hipStream_t; null: the default stream */
+} mans_backend_chunk_batch;
+
+/* Queues the batch on its stream. Returns 0 when queued, < 0 when it could
+ * not be (text in *err, may be null); the per-chunk results are in
+ * statuses[] once the stream has run. */
+typedef int (*mans_backend_chunks_fn)(const mans_backend_chunk_batch* batch, mans_backend_probe_result* err);
+
 typedef struct mans_backend_module {
     uint32_t abi_version;   /* MANS_BACKEND_ABI_VERSION the module was built with */
     uint32_t struct_size;   /* sizeof(mans_backend_module) in the module's build */
@@ -125,6 +157,11 @@ typedef struct mans_backend_module {
      * returns 1 when the stream ended cleanly, 0 when corrupt, < 0 on a
      * runtime error (text in *err, may be null). */
     int (*rans_decode_lanes)(const mans_backend_rans_stream* s, mans_backend_probe_result* err);
+
+    /* Appended (struct_size tells whether a module has them): null unless
+     * CAP_DEVICE_CHUNKS. */
+    mans_backend_chunks_fn chunk_encode;
+    mans_backend_chunks_fn chunk_decode;
 } mans_backend_module;
 
 /* The entry point. host_abi_version lets a module refuse (return null) or

@@ -10,11 +10,13 @@
 // "run time" like a GPU out of memory; FIXTURE_CODER_WRONG codes, then
 // damages one byte of every block, like a miscompiled kernel.
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "backend_module.hpp"
 #if defined(FIXTURE_CODER) || defined(FIXTURE_CODER_FAILS) || defined(FIXTURE_CODER_WRONG)
 #include "mapping/block_batch.hpp"
+#include "mapping/chunk_batch.hpp"
 #endif
 
 namespace {
@@ -72,6 +74,43 @@ int encode_blocks(const mans_backend_encode_batch* batch, mans_backend_probe_res
     }
     return 0;
 }
+
+// The device-memory API's steps (mapping/chunk_batch.hpp) as the kernels
+// run them: waves of blocks through the temp's scratch slices, each slice
+// filled with garbage first; "device pointers" are host pointers here.
+int chunk_encode(const mans_backend_chunk_batch* a, mans_backend_probe_result*) {
+    namespace d = mans::detail;
+    ++mans_fixture_batches;
+    const unsigned esize = d::elem_bytes(static_cast<mans::DType>(a->dtype));
+    const std::uint64_t wave = d::chunk_encode_wave(esize, *a);
+    const d::ChunkEncodeLayout l = d::chunk_encode_layout(esize, a->block_elems, a->chunks, a->max_in_bytes, wave);
+    if (l.total_blocks && wave == 0) return -1;
+    for (std::uint64_t first = 0; first < l.total_blocks; first += wave)
+        for (std::uint64_t i = 0; i < wave && first + i < l.total_blocks; ++i) {
+            std::uint8_t* slice = a->temp + l.scratch + i * l.slice;
+            std::memset(slice, 0xA5, l.slice);
+            d::encode_chunk_block_any(*a, l, first + i, slice);
+        }
+    for (std::uint64_t c = 0; c < a->chunks; ++c) d::finish_chunk_encode(*a, l, c);
+    for (std::uint64_t g = 0; g < l.total_blocks; ++g) d::place_chunk_block(*a, l, g);
+    return 0;
+}
+int chunk_decode(const mans_backend_chunk_batch* a, mans_backend_probe_result*) {
+    namespace d = mans::detail;
+    ++mans_fixture_batches;
+    const std::uint64_t wave = d::chunk_decode_wave(*a);
+    const d::ChunkDecodeLayout l = d::chunk_decode_layout(a->chunks, a->out_capacity, a->max_block_bytes, wave);
+    if (wave == 0) return -1;
+    for (std::uint64_t c = 0; c < a->chunks; ++c) d::parse_chunk(*a, l, c);
+    for (std::uint64_t first = 0; first < l.total_blocks; first += wave)
+        for (std::uint64_t i = 0; i < wave && first + i < l.total_blocks; ++i) {
+            std::uint8_t* slice = a->temp + l.scratch + i * l.slice;
+            std::memset(slice, 0xA5, l.slice);
+            d::decode_chunk_block(*a, l, first + i, slice);
+        }
+    for (std::uint64_t c = 0; c < a->chunks; ++c) d::finish_chunk_decode(*a, l, c);
+    return 0;
+}
 #endif
 #ifdef FIXTURE_CODER_FAILS
 // Batches of more than 8 blocks fail, like a GPU out of memory; smaller ones
@@ -119,6 +158,11 @@ mans_backend_module make_module() {
     m.caps = MANS_BACKEND_CAP_MANS_COMPRESS | MANS_BACKEND_CAP_MANS_DECOMPRESS;
     m.encode_blocks = encode_blocks;
     m.decode_blocks = decode_blocks;
+#endif
+#if defined(FIXTURE_CODER) || defined(FIXTURE_CODER_WRONG)
+    m.caps |= MANS_BACKEND_CAP_DEVICE_CHUNKS;
+    m.chunk_encode = chunk_encode;
+    m.chunk_decode = chunk_decode;
 #endif
     return m;
 }

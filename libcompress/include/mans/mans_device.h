@@ -1,0 +1,86 @@
+/*
+ * mans_device.h - the device-memory API: batches of whole MANS streams in GPU
+ * memory, in the style of nvcomp's batched API.
+ *
+ * Each chunk is one complete stream, byte for byte the stream mans_compress
+ * writes for the same bytes, dtype and block size (without dims), so any
+ * backend decodes it. Data pointers and the arrays of pointers, sizes and
+ * statuses are device memory of the opened backend (CUDA or HIP). The work
+ * is queued on the caller's stream (a cudaStream_t or hipStream_t passed as
+ * void*; NULL is the default stream) and the calls return without waiting:
+ * out_bytes[] and statuses[] hold the results once the stream has run.
+ * Many chunks (e.g. HDF5 chunks) go to the device in one call.
+ *
+ * Like mans.h: no function aborts, exits, prints or throws. A call's return
+ * value says whether the batch was queued (arguments, temp size, backend);
+ * each chunk's own result is its entry of statuses[]:
+ *   compression:   MANS_OK; MANS_ERR_SIZE_NOT_MULTIPLE; MANS_ERR_INVALID_ARGUMENT
+ *                  (in_bytes[c] > max_chunk_bytes, or a null pointer);
+ *                  MANS_ERR_DST_TOO_SMALL (out_bytes[c] = the size needed);
+ *   decompression: the status mans_decompress gives for that stream
+ *                  (MANS_ERR_DST_TOO_SMALL: out_bytes[c] = the raw size), or
+ *                  MANS_ERR_INVALID_ARGUMENT for a stream whose blocks are
+ *                  larger than max_block_bytes (or more numerous than the
+ *                  temp was sized for: only crafted streams).
+ * Checksums are computed and verified on the device.
+ */
+#ifndef MANS_MANS_DEVICE_H
+#define MANS_MANS_DEVICE_H
+
+#include <stddef.h>
+
+#include "mans/mans.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mans_device mans_device;
+
+/* Opens a GPU backend for this API: MANS_BACKEND_AUTO takes CUDA, then HIP;
+ * MANS_BACKEND_CUDA / MANS_BACKEND_HIP force one. MANS_ERR_BACKEND_UNAVAILABLE
+ * when none can serve (mans_device_unavailable_reason says why). The module
+ * must find a device and pass the same self-test as for mans_compress. */
+mans_status mans_device_open(mans_backend backend, mans_device** out);
+void mans_device_close(mans_device* dev);
+/* "cuda (NVIDIA H200, sm_90, 139 GiB)"; never NULL. */
+const char* mans_device_description(const mans_device* dev);
+/* Why mans_device_open(backend) fails ("" when it would not); never NULL,
+ * valid until the next call from the same thread. */
+const char* mans_device_unavailable_reason(mans_backend backend);
+
+/* The most one compressed chunk of max_chunk_bytes raw bytes can take
+ * (mans_compress_bound): the capacity out_ptrs[c] needs. */
+size_t mans_device_compress_max_output_bytes(size_t max_chunk_bytes);
+
+/* Temp needed to compress num_chunks chunks of at most max_chunk_bytes each
+ * of dtype, in blocks of block_bytes raw bytes (0: the default, 128 KiB).
+ * More temp lets more blocks be coded at once. */
+mans_status mans_device_compress_temp_bytes(const mans_device* dev, mans_dtype dtype, size_t block_bytes,
+                                            size_t num_chunks, size_t max_chunk_bytes, size_t* temp_bytes);
+
+/* Compresses chunk c (in_ptrs[c], in_bytes[c] bytes) into out_ptrs[c]
+ * (out_capacity bytes each), writing out_bytes[c] and statuses[c]. */
+mans_status mans_device_compress_async(mans_device* dev, mans_dtype dtype, size_t block_bytes,
+                                       const void* const* in_ptrs, const size_t* in_bytes, size_t max_chunk_bytes,
+                                       size_t num_chunks, void* temp, size_t temp_bytes, void* const* out_ptrs,
+                                       size_t out_capacity, size_t* out_bytes, mans_status* statuses, void* stream);
+
+/* Temp needed to decompress num_chunks streams of at most max_out_bytes raw
+ * bytes each, written with blocks of at most max_block_bytes raw bytes
+ * (0: the default block size, 128 KiB). */
+mans_status mans_device_decompress_temp_bytes(const mans_device* dev, size_t num_chunks, size_t max_out_bytes,
+                                              size_t max_block_bytes, size_t* temp_bytes);
+
+/* Decompresses stream c (in_ptrs[c], in_bytes[c] bytes) into out_ptrs[c]
+ * (out_capacity bytes each), writing out_bytes[c] and statuses[c]. */
+mans_status mans_device_decompress_async(mans_device* dev, const void* const* in_ptrs, const size_t* in_bytes,
+                                         size_t num_chunks, size_t max_block_bytes, void* temp, size_t temp_bytes,
+                                         void* const* out_ptrs, size_t out_capacity, size_t* out_bytes,
+                                         mans_status* statuses, void* stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MANS_MANS_DEVICE_H */

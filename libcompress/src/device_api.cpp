@@ -1,0 +1,180 @@
+// device_api.cpp - the device-memory API (mans/mans_device.h) over a GPU
+// module's chunk entries (backend_module.hpp). The core checks what it can
+// on the host (arguments, temp size) and the module does the rest on its
+// stream with the shared steps of mapping/chunk_batch.hpp. No exception
+// crosses this file.
+#include <new>
+#include <string>
+
+#include "backend_module.hpp"
+#include "device_module.hpp"
+#include "mans/mans.hpp"
+#include "mans/mans_device.h"
+#include "mapping/chunk_batch.hpp"
+
+static_assert(sizeof(size_t) == sizeof(std::uint64_t), "device arrays of size_t are passed as they are");
+static_assert(sizeof(mans_status) == sizeof(std::int32_t), "device status arrays are int32");
+
+struct mans_device {
+    const mans_backend_module* module = nullptr;
+    std::string description;
+};
+
+namespace {
+
+using mans::detail::ChunkDecodeLayout;
+using mans::detail::ChunkEncodeLayout;
+
+constexpr std::uint64_t kDefaultBlockBytes = mans::kDefaultBlockBytes;
+
+bool valid_backend(mans_backend b) { return b >= MANS_BACKEND_AUTO && b <= MANS_BACKEND_HIP; }
+
+// Element size of a dtype, 0 when it is not one.
+unsigned esize_of(mans_dtype t) {
+    if (t < MANS_DTYPE_U8 || t > MANS_DTYPE_I64) return 0;
+    return mans::detail::elem_bytes(static_cast<mans::DType>(t));
+}
+
+// Elements per block for block_bytes (0: default), 0 when out of range.
+std::uint64_t block_elems_for(size_t block_bytes, unsigned esize) {
+    const std::uint64_t bytes = block_bytes ? block_bytes : kDefaultBlockBytes;
+    if (bytes < mans::kMinBlockBytes || bytes > mans::kMaxBlockBytes) return 0;
+    return bytes / esize;
+}
+
+// Hands the batch to the module; a batch it could not queue (a runtime
+// error: out of device memory, a failed launch) is the backend failing.
+mans_status queue(mans_backend_chunks_fn fn, const mans_backend_chunk_batch& b) {
+    mans_backend_probe_result err{};
+    return fn(&b, &err) == 0 ? MANS_OK : MANS_ERR_BACKEND_UNAVAILABLE;
+}
+
+}  // namespace
+
+extern "C" {
+
+mans_status mans_device_open(mans_backend backend, mans_device** out) {
+    if (!out || !valid_backend(backend)) return MANS_ERR_INVALID_ARGUMENT;
+    *out = nullptr;
+    try {
+        std::string why;
+        const mans_backend_module* m = mans::detail::device_chunk_module(static_cast<mans::Backend>(backend), &why);
+        if (!m) return MANS_ERR_BACKEND_UNAVAILABLE;
+        auto* dev = new mans_device;
+        dev->module = m;
+        mans_backend_probe_result probe{};
+        m->probe(&probe);
+        dev->description = std::string(m->name) + " (" + probe.text + ")";
+        *out = dev;
+        return MANS_OK;
+    } catch (const std::bad_alloc&) {
+        return MANS_ERR_OUT_OF_MEMORY;
+    } catch (...) {
+        return MANS_ERR_INTERNAL;
+    }
+}
+
+void mans_device_close(mans_device* dev) { delete dev; }
+
+const char* mans_device_description(const mans_device* dev) {
+    return dev ? dev->description.c_str() : "no device";
+}
+
+const char* mans_device_unavailable_reason(mans_backend backend) {
+    thread_local std::string why;
+    if (!valid_backend(backend)) return "unknown backend";
+    try {
+        mans::detail::device_chunk_module(static_cast<mans::Backend>(backend), &why);
+        return why.c_str();
+    } catch (...) {
+        return "out of memory";
+    }
+}
+
+size_t mans_device_compress_max_output_bytes(size_t max_chunk_bytes) { return mans::compress_bound(max_chunk_bytes); }
+
+mans_status mans_device_compress_temp_bytes(const mans_device* dev, mans_dtype dtype, size_t block_bytes,
+                                            size_t num_chunks, size_t max_chunk_bytes, size_t* temp_bytes) {
+    if (!dev || !temp_bytes) return MANS_ERR_INVALID_ARGUMENT;
+    const unsigned esize = esize_of(dtype);
+    if (!esize) return MANS_ERR_UNSUPPORTED_DTYPE;
+    const std::uint64_t block_elems = block_elems_for(block_bytes, esize);
+    if (!block_elems) return MANS_ERR_INVALID_ARGUMENT;
+    const ChunkEncodeLayout l =
+        mans::detail::chunk_encode_layout(esize, block_elems, num_chunks, max_chunk_bytes, mans::detail::kChunkWaveBlocks);
+    if (l.total == 0 && num_chunks && max_chunk_bytes) return MANS_ERR_INVALID_ARGUMENT;
+    *temp_bytes = l.total;
+    return MANS_OK;
+}
+
+mans_status mans_device_compress_async(mans_device* dev, mans_dtype dtype, size_t block_bytes,
+                                       const void* const* in_ptrs, const size_t* in_bytes, size_t max_chunk_bytes,
+                                       size_t num_chunks, void* temp, size_t temp_bytes, void* const* out_ptrs,
+                                       size_t out_capacity, size_t* out_bytes, mans_status* statuses, void* stream) {
+    if (!dev) return MANS_ERR_INVALID_ARGUMENT;
+    const unsigned esize = esize_of(dtype);
+    if (!esize) return MANS_ERR_UNSUPPORTED_DTYPE;
+    const std::uint64_t block_elems = block_elems_for(block_bytes, esize);
+    if (!block_elems) return MANS_ERR_INVALID_ARGUMENT;
+    if (num_chunks == 0) return MANS_OK;
+    if (!in_ptrs || !in_bytes || !out_ptrs || !out_bytes || !statuses || (!temp && temp_bytes))
+        return MANS_ERR_INVALID_ARGUMENT;
+    mans_backend_chunk_batch b{};
+    b.dtype = dtype;
+    b.block_elems = block_elems;
+    b.chunks = num_chunks;
+    b.max_in_bytes = max_chunk_bytes;
+    b.out_capacity = out_capacity;
+    b.in_ptrs = in_ptrs;
+    b.in_bytes = in_bytes;
+    b.out_ptrs = out_ptrs;
+    b.out_bytes = out_bytes;
+    b.statuses = reinterpret_cast<std::int32_t*>(statuses);
+    b.temp = static_cast<std::uint8_t*>(temp);
+    b.temp_bytes = temp_bytes;
+    b.stream = stream;
+    // Temp for at least one block in flight, when there are blocks.
+    const ChunkEncodeLayout fixed = mans::detail::chunk_encode_layout(esize, block_elems, num_chunks, max_chunk_bytes, 0);
+    if (fixed.total == 0 && max_chunk_bytes) return MANS_ERR_INVALID_ARGUMENT;
+    if (fixed.total_blocks && mans::detail::chunk_encode_wave(esize, b) == 0) return MANS_ERR_INVALID_ARGUMENT;
+    return queue(dev->module->chunk_encode, b);
+}
+
+mans_status mans_device_decompress_temp_bytes(const mans_device* dev, size_t num_chunks, size_t max_out_bytes,
+                                              size_t max_block_bytes, size_t* temp_bytes) {
+    if (!dev || !temp_bytes) return MANS_ERR_INVALID_ARGUMENT;
+    const std::uint64_t block = max_block_bytes ? max_block_bytes : kDefaultBlockBytes;
+    if (block > mans::kMaxBlockBytes) return MANS_ERR_INVALID_ARGUMENT;
+    const ChunkDecodeLayout l =
+        mans::detail::chunk_decode_layout(num_chunks, max_out_bytes, block, mans::detail::kChunkWaveBlocks);
+    if (l.total == 0 && num_chunks) return MANS_ERR_INVALID_ARGUMENT;
+    *temp_bytes = l.total;
+    return MANS_OK;
+}
+
+mans_status mans_device_decompress_async(mans_device* dev, const void* const* in_ptrs, const size_t* in_bytes,
+                                         size_t num_chunks, size_t max_block_bytes, void* temp, size_t temp_bytes,
+                                         void* const* out_ptrs, size_t out_capacity, size_t* out_bytes,
+                                         mans_status* statuses, void* stream) {
+    if (!dev) return MANS_ERR_INVALID_ARGUMENT;
+    const std::uint64_t block = max_block_bytes ? max_block_bytes : kDefaultBlockBytes;
+    if (block > mans::kMaxBlockBytes) return MANS_ERR_INVALID_ARGUMENT;
+    if (num_chunks == 0) return MANS_OK;
+    if (!in_ptrs || !in_bytes || !out_ptrs || !out_bytes || !statuses || !temp) return MANS_ERR_INVALID_ARGUMENT;
+    mans_backend_chunk_batch b{};
+    b.max_block_bytes = block;
+    b.chunks = num_chunks;
+    b.out_capacity = out_capacity;
+    b.in_ptrs = in_ptrs;
+    b.in_bytes = in_bytes;
+    b.out_ptrs = out_ptrs;
+    b.out_bytes = out_bytes;
+    b.statuses = reinterpret_cast<std::int32_t*>(statuses);
+    b.temp = static_cast<std::uint8_t*>(temp);
+    b.temp_bytes = temp_bytes;
+    b.stream = stream;
+    if (mans::detail::chunk_decode_wave(b) == 0) return MANS_ERR_INVALID_ARGUMENT;
+    return queue(dev->module->chunk_decode, b);
+}
+
+}  // extern "C"

@@ -1,0 +1,314 @@
+// chunk_batch.hpp - whole MANS streams in device memory, many at once: the
+// steps of the device-memory API (mans/mans_device.h) as MANS_HD code.
+// The GPU modules run them as kernels (one thread per chunk or per block,
+// backends/gpu/gpu_module.cu); the host stand-in module of the tests runs
+// the same functions in loops (tests/backend_fixture), so the CPU tests
+// check what a device computes.
+//
+// Compression, for a batch of `chunks` inputs (mans_backend_chunk_batch):
+//   1. encode_chunk_block  for every (chunk, block): the block's payload
+//      into its slot in temp, and its content checksum;
+//   2. finish_chunk_encode for every chunk: the frame prefix (header,
+//      index, header checksum) into the output, and each payload's offset;
+//   3. place_chunk_block   for every (chunk, block): the payload copied
+//      behind the prefix.
+// Decompression:
+//   1. parse_chunk         for every chunk: the frame checked as the CPU
+//      checks it (frame_hd.hpp), offsets and checksums into temp;
+//   2. decode_chunk_block  for every (chunk, block): decoded into the
+//      output and its checksum verified;
+//   3. finish_chunk_decode for every chunk: the lowest failing block's
+//      status, as the CPU reports it.
+// The streams are the CPU's bytes (one shape-less stream per chunk, as
+// mans_compress writes without dims), and each result the CPU's status.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "backend_module.hpp"
+#include "core/frame_hd.hpp"
+#include "core/hd.hpp"
+#include "core/xxh3_hd.hpp"
+#include "mans/mans.h"
+#include "mapping/block_batch.hpp"
+
+namespace mans::detail {
+
+// The frame's checksum (low 32 bits of XXH3-64) in MANS_HD code.
+struct HdChecksum32 {
+    MANS_HD std::uint32_t operator()(const void* p, std::size_t n) const {
+        return static_cast<std::uint32_t>(xxh3_64_hd(p, n));
+    }
+};
+
+// Blocks in flight when the caller asks for the temp size: the modules
+// code as many blocks at once as the temp they are given allows.
+inline constexpr std::uint64_t kChunkWaveBlocks = 1024;
+
+MANS_HD std::uint64_t ceil_div_u64(std::uint64_t a, std::uint64_t b) { return b ? a / b + (a % b != 0) : 0; }
+
+// ---------------------------------------------------------------- encode
+
+// Where the parts of an encode batch's temp are (byte offsets, 16-aligned).
+// per_chunk: blocks per chunk at most (each chunk owns that many entries).
+struct ChunkEncodeLayout {
+    std::uint64_t per_chunk, total_blocks, slot_bytes, slice, wave_blocks;
+    std::size_t slots, payload_bytes, checksums, block_status, offsets, scratch, total;
+};
+
+// The layout for `wave_blocks` blocks in flight (0: the part that does not
+// depend on it). Zero sizes when the arguments overflow (total = 0).
+MANS_HD ChunkEncodeLayout chunk_encode_layout(unsigned esize, std::uint64_t block_elems, std::uint64_t chunks,
+                                              std::uint64_t max_in_bytes, std::uint64_t wave_blocks) {
+    ChunkEncodeLayout l{};
+    if (esize == 0 || block_elems == 0) return l;
+    l.per_chunk = ceil_div_u64(max_in_bytes / esize, block_elems);
+    if (l.per_chunk && chunks > (~0ull >> 20) / l.per_chunk) return l;  // absurd batch: overflow
+    l.total_blocks = l.per_chunk * chunks;
+    l.slot_bytes = align16(1 + block_elems * esize);
+    l.slice = encode_slice_layout(static_cast<std::size_t>(block_elems), esize).total;
+    l.wave_blocks = wave_blocks < l.total_blocks ? wave_blocks : l.total_blocks;
+    std::size_t at = 0;
+    const auto take = [&at](std::uint64_t bytes) {
+        const std::size_t here = at;
+        at += align16(static_cast<std::size_t>(bytes));
+        return here;
+    };
+    l.slots = take(l.total_blocks * l.slot_bytes);
+    l.payload_bytes = take(l.total_blocks * 8);
+    l.checksums = take(l.total_blocks * 4);
+    l.block_status = take(l.total_blocks * 4);
+    l.offsets = take(l.total_blocks * 8);
+    l.scratch = take(l.wave_blocks * l.slice);
+    l.total = at;
+    return l;
+}
+
+// Blocks in flight that temp_bytes of temp allow (0: too little temp for
+// even one, when there are blocks at all).
+MANS_HD std::uint64_t chunk_encode_wave(unsigned esize, const mans_backend_chunk_batch& a) {
+    const ChunkEncodeLayout fixed = chunk_encode_layout(esize, a.block_elems, a.chunks, a.max_in_bytes, 0);
+    if (fixed.total == 0 || a.temp_bytes < fixed.total || fixed.slice == 0) return 0;
+    const std::uint64_t wave = (a.temp_bytes - fixed.total) / fixed.slice;
+    return wave < fixed.total_blocks ? wave : fixed.total_blocks;
+}
+
+// Checks chunk c's input; *n gets its element count.
+MANS_HD std::int32_t chunk_input_status(const mans_backend_chunk_batch& a, unsigned esize, std::uint64_t c,
+                                        std::uint64_t* n) {
+    const std::uint64_t bytes = a.in_bytes[c];
+    *n = bytes / esize;
+    if (bytes % esize) return MANS_ERR_SIZE_NOT_MULTIPLE;
+    if (bytes > a.max_in_bytes || (bytes && !a.in_ptrs[c])) return MANS_ERR_INVALID_ARGUMENT;
+    return MANS_OK;
+}
+
+// Step 1 for global block g (chunk g / per_chunk), with `scratch` (l.slice
+// bytes). Blocks past their chunk's end and blocks of invalid chunks do
+// nothing (finish_chunk_encode reports the chunk).
+template <typename U>
+MANS_HD void encode_chunk_block(const mans_backend_chunk_batch& a, const ChunkEncodeLayout& l, std::uint64_t g,
+                                std::uint8_t* scratch) {
+    constexpr unsigned esize = sizeof(U);
+    const std::uint64_t c = g / l.per_chunk, b = g % l.per_chunk;
+    std::uint64_t n = 0;
+    if (chunk_input_status(a, esize, c, &n) != MANS_OK || b >= ceil_div_u64(n, a.block_elems)) return;
+    const std::uint64_t first = b * a.block_elems;
+    const std::uint64_t len = n - first < a.block_elems ? n - first : a.block_elems;
+    const std::uint8_t* src = static_cast<const std::uint8_t*>(a.in_ptrs[c]) + first * esize;
+    std::uint64_t* sizes = reinterpret_cast<std::uint64_t*>(a.temp + l.payload_bytes);
+    mans_backend_encode_batch one{};
+    one.dtype = a.dtype;
+    one.blocks = 1;
+    one.block_elems = a.block_elems;
+    one.last_elems = len;
+    one.src = src;
+    one.slots = a.temp + l.slots + g * l.slot_bytes;
+    one.slot_bytes = l.slot_bytes;
+    one.payload_bytes = sizes + g;
+    reinterpret_cast<std::int32_t*>(a.temp + l.block_status)[g] = encode_batch_block_as<U>(one, 0, scratch);
+    reinterpret_cast<std::uint32_t*>(a.temp + l.checksums)[g] = HdChecksum32{}(src, static_cast<std::size_t>(len * esize));
+}
+
+// encode_chunk_block for the batch's dtype (the host stand-in calls this;
+// the kernels are one per element type).
+MANS_HD void encode_chunk_block_any(const mans_backend_chunk_batch& a, const ChunkEncodeLayout& l, std::uint64_t g,
+                                    std::uint8_t* scratch) {
+    switch (elem_bytes(static_cast<DType>(a.dtype))) {
+        case 1: return encode_chunk_block<std::uint8_t>(a, l, g, scratch);
+        case 2: return encode_chunk_block<std::uint16_t>(a, l, g, scratch);
+        case 4: return encode_chunk_block<std::uint32_t>(a, l, g, scratch);
+        case 8: return encode_chunk_block<std::uint64_t>(a, l, g, scratch);
+    }
+}
+
+// Step 2 for chunk c: its status, size and frame prefix.
+MANS_HD void finish_chunk_encode(const mans_backend_chunk_batch& a, const ChunkEncodeLayout& l, std::uint64_t c) {
+    const DType dtype = static_cast<DType>(a.dtype);
+    const unsigned esize = elem_bytes(dtype);
+    std::uint64_t n = 0;
+    a.out_bytes[c] = 0;
+    std::int32_t st = chunk_input_status(a, esize, c, &n);
+    if (st != MANS_OK) {
+        a.statuses[c] = st;
+        return;
+    }
+    FrameHeader h;
+    h.dtype = dtype;
+    h.count = n;
+    h.block_elems = static_cast<std::uint32_t>(a.block_elems);
+    const std::uint64_t nblocks = h.block_count(), g0 = c * l.per_chunk;
+    const std::int32_t* block_status = reinterpret_cast<const std::int32_t*>(a.temp + l.block_status) + g0;
+    const std::uint64_t* sizes = reinterpret_cast<const std::uint64_t*>(a.temp + l.payload_bytes) + g0;
+    const std::uint32_t* sums = reinterpret_cast<const std::uint32_t*>(a.temp + l.checksums) + g0;
+    std::uint64_t* offsets = reinterpret_cast<std::uint64_t*>(a.temp + l.offsets) + g0;
+    std::uint64_t total = h.prefix_bytes();
+    for (std::uint64_t b = 0; b < nblocks; ++b) {
+        if (block_status[b] != MANS_OK) {  // the lowest failing block, as on the CPU
+            a.statuses[c] = block_status[b];
+            return;
+        }
+        offsets[b] = total;
+        total += sizes[b];
+    }
+    a.out_bytes[c] = total;
+    if (total > a.out_capacity) st = MANS_ERR_DST_TOO_SMALL;
+    else if (!a.out_ptrs[c]) st = MANS_ERR_INVALID_ARGUMENT;
+    if (st == MANS_OK) {
+        const auto entry = [&](std::uint64_t b) {
+            return IndexEntry{static_cast<std::uint32_t>(sizes[b]), sums[b]};
+        };
+        write_frame_prefix_with(h, entry, HdChecksum32{}, static_cast<std::uint8_t*>(a.out_ptrs[c]));
+    }
+    a.statuses[c] = st;
+}
+
+// Step 3 for global block g: its payload behind the prefix, when its chunk
+// succeeded.
+MANS_HD void place_chunk_block(const mans_backend_chunk_batch& a, const ChunkEncodeLayout& l, std::uint64_t g) {
+    const std::uint64_t c = g / l.per_chunk, b = g % l.per_chunk;
+    if (a.statuses[c] != MANS_OK) return;
+    const std::uint64_t n = a.in_bytes[c] / elem_bytes(static_cast<DType>(a.dtype));
+    if (b >= ceil_div_u64(n, a.block_elems)) return;
+    const std::uint64_t offset = reinterpret_cast<const std::uint64_t*>(a.temp + l.offsets)[g];
+    const std::uint64_t size = reinterpret_cast<const std::uint64_t*>(a.temp + l.payload_bytes)[g];
+    hd_memcpy(static_cast<std::uint8_t*>(a.out_ptrs[c]) + offset, a.temp + l.slots + g * l.slot_bytes,
+              static_cast<std::size_t>(size));
+}
+
+// ---------------------------------------------------------------- decode
+
+// Temp of a decode batch. per_chunk: the blocks a chunk may have. Streams
+// this library writes have blocks of at least kMinBlockBytes and a raw size
+// within out_capacity; a stream with more blocks (or larger ones than
+// max_block_bytes) is refused with MANS_ERR_INVALID_ARGUMENT.
+struct ChunkDecodeLayout {
+    std::uint64_t per_chunk, total_blocks, slice, max_n, wave_blocks;
+    std::size_t headers, offsets, payload_bytes, checksums, block_status, scratch, total;
+};
+
+MANS_HD ChunkDecodeLayout chunk_decode_layout(std::uint64_t chunks, std::uint64_t out_capacity,
+                                              std::uint64_t max_block_bytes, std::uint64_t wave_blocks) {
+    ChunkDecodeLayout l{};
+    if (max_block_bytes == 0 || max_block_bytes > kMaxBlockBytes) return l;
+    l.per_chunk = ceil_div_u64(out_capacity, kMinBlockBytes);
+    if (l.per_chunk == 0) l.per_chunk = 1;  // a stream of 0 elements still has a header
+    if (chunks > (~0ull >> 20) / l.per_chunk) return l;
+    l.total_blocks = l.per_chunk * chunks;
+    l.max_n = max_block_bytes;  // elements of the smallest type: the most a block can have
+    l.slice = block_scratch_bytes(static_cast<std::size_t>(l.max_n));
+    l.wave_blocks = wave_blocks < l.total_blocks ? wave_blocks : l.total_blocks;
+    std::size_t at = 0;
+    const auto take = [&at](std::uint64_t bytes) {
+        const std::size_t here = at;
+        at += align16(static_cast<std::size_t>(bytes));
+        return here;
+    };
+    l.headers = take(chunks * sizeof(FrameHeader));
+    l.offsets = take(l.total_blocks * 8);
+    l.payload_bytes = take(l.total_blocks * 4);
+    l.checksums = take(l.total_blocks * 4);
+    l.block_status = take(l.total_blocks * 4);
+    l.scratch = take(l.wave_blocks * l.slice);
+    l.total = at;
+    return l;
+}
+
+MANS_HD std::uint64_t chunk_decode_wave(const mans_backend_chunk_batch& a) {
+    const ChunkDecodeLayout fixed = chunk_decode_layout(a.chunks, a.out_capacity, a.max_block_bytes, 0);
+    if (fixed.total == 0 || a.temp_bytes < fixed.total || fixed.slice == 0) return 0;
+    const std::uint64_t wave = (a.temp_bytes - fixed.total) / fixed.slice;
+    return wave < fixed.total_blocks ? wave : fixed.total_blocks;
+}
+
+// Step 1 for chunk c: the frame, checked as parse_frame checks it, then
+// what this batch can take (capacity, block size, block count).
+MANS_HD void parse_chunk(const mans_backend_chunk_batch& a, const ChunkDecodeLayout& l, std::uint64_t c) {
+    a.out_bytes[c] = 0;
+    const std::uint8_t* src = static_cast<const std::uint8_t*>(a.in_ptrs[c]);
+    const std::size_t size = static_cast<std::size_t>(a.in_bytes[c]);
+    FrameHeader& h = reinterpret_cast<FrameHeader*>(a.temp + l.headers)[c];
+    h = FrameHeader{};
+    Errc e = parse_frame_header_with(src, size, HdChecksum32{}, &h);
+    const std::uint64_t g0 = c * l.per_chunk;
+    if (e == Errc::ok) {
+        std::uint64_t* offsets = reinterpret_cast<std::uint64_t*>(a.temp + l.offsets) + g0;
+        std::uint32_t* sizes = reinterpret_cast<std::uint32_t*>(a.temp + l.payload_bytes) + g0;
+        std::uint32_t* sums = reinterpret_cast<std::uint32_t*>(a.temp + l.checksums) + g0;
+        const std::uint64_t room = l.per_chunk;
+        std::uint64_t total = 0;
+        e = parse_frame_index(
+            src, size, h,
+            [&](std::uint64_t b, const IndexEntry& entry, std::uint64_t offset) {
+                if (b >= room) return;  // refused below, after the CPU's own checks
+                offsets[b] = offset;
+                sizes[b] = entry.payload_bytes;
+                sums[b] = entry.content_checksum;
+            },
+            &total);
+    }
+    // The CPU's next check, then what this batch's temp can take.
+    const std::uint64_t raw = h.count * elem_bytes(h.dtype);
+    if (e == Errc::ok && raw > a.out_capacity) e = Errc::dst_too_small;
+    if (e == Errc::ok && raw && !a.out_ptrs[c]) e = Errc::invalid_argument;
+    if (e == Errc::ok && (h.block_count() > l.per_chunk || h.block_elems * elem_bytes(h.dtype) > a.max_block_bytes))
+        e = Errc::invalid_argument;
+    if (e == Errc::dst_too_small) a.out_bytes[c] = raw;
+    a.statuses[c] = static_cast<std::int32_t>(e);
+}
+
+// Step 2 for global block g, with `scratch` (l.slice bytes).
+MANS_HD void decode_chunk_block(const mans_backend_chunk_batch& a, const ChunkDecodeLayout& l, std::uint64_t g,
+                                std::uint8_t* scratch) {
+    const std::uint64_t c = g / l.per_chunk, b = g % l.per_chunk;
+    if (a.statuses[c] != MANS_OK) return;
+    const FrameHeader& h = reinterpret_cast<const FrameHeader*>(a.temp + l.headers)[c];
+    if (b >= h.block_count()) return;
+    const unsigned esize = elem_bytes(h.dtype);
+    const std::uint64_t offset = reinterpret_cast<const std::uint64_t*>(a.temp + l.offsets)[g];
+    const std::uint32_t size = reinterpret_cast<const std::uint32_t*>(a.temp + l.payload_bytes)[g];
+    const std::size_t n = static_cast<std::size_t>(h.block_len(b));
+    std::uint8_t* dst = static_cast<std::uint8_t*>(a.out_ptrs[c]) + h.block_first(b) * esize;
+    const FixedBlockScratch sc = carve_block_scratch(scratch, static_cast<std::size_t>(l.max_n));
+    Errc e = decode_block_payload(h.dtype, static_cast<const std::uint8_t*>(a.in_ptrs[c]) + offset, size, n, dst,
+                                  ReferenceLanes{}, sc);
+    if (e == Errc::ok && HdChecksum32{}(dst, n * esize) != reinterpret_cast<const std::uint32_t*>(a.temp + l.checksums)[g])
+        e = Errc::content_checksum;
+    reinterpret_cast<std::int32_t*>(a.temp + l.block_status)[g] = static_cast<std::int32_t>(e);
+}
+
+// Step 3 for chunk c: the lowest failing block's status, or the raw size.
+MANS_HD void finish_chunk_decode(const mans_backend_chunk_batch& a, const ChunkDecodeLayout& l, std::uint64_t c) {
+    if (a.statuses[c] != MANS_OK) return;
+    const FrameHeader& h = reinterpret_cast<const FrameHeader*>(a.temp + l.headers)[c];
+    const std::int32_t* block_status = reinterpret_cast<const std::int32_t*>(a.temp + l.block_status) + c * l.per_chunk;
+    for (std::uint64_t b = 0; b < h.block_count(); ++b)
+        if (block_status[b] != MANS_OK) {
+            a.statuses[c] = block_status[b];
+            return;
+        }
+    a.out_bytes[c] = static_cast<std::size_t>(h.count * elem_bytes(h.dtype));
+}
+
+}  // namespace mans::detail

@@ -1,0 +1,286 @@
+// test_device_api.cpp - the device-memory API (mans/mans_device.h) through
+// the host stand-in module (backend_fixture, FIXTURE_CODER), whose chunk
+// entries run the GPU kernels' steps (mapping/chunk_batch.hpp) in loops over
+// host memory. Hidden tag [dispatch_chunks]: ctest runs it as
+// `backend_device_api` with MANS_BACKEND_PATH at the stand-in (its "device
+// pointers" are host pointers, so it cannot run against a real GPU module).
+//
+// Every chunk's stream must be the CPU's mans_compress stream, byte for
+// byte; every decode the input; every damaged stream the CPU's error.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "mans/mans.hpp"
+#include "mans/mans_device.h"
+#include "mapping/chunk_batch.hpp"
+#include "test_support.hpp"
+
+using mans::Errc;
+using mans_test::Bytes;
+
+namespace {
+
+struct Device {
+    mans_device* dev = nullptr;
+    Device() {
+        const mans_status st = mans_device_open(MANS_BACKEND_AUTO, &dev);
+        INFO(mans_device_unavailable_reason(MANS_BACKEND_AUTO));
+        REQUIRE(st == MANS_OK);
+    }
+    ~Device() { mans_device_close(dev); }
+};
+
+struct Compressed {
+    mans_status call = MANS_OK;
+    std::vector<Bytes> streams;  // out_bytes[c] bytes of each output
+    std::vector<size_t> out_bytes;
+    std::vector<mans_status> statuses;
+};
+
+// Compresses the chunks in one batch; temp_bytes 0: what the query says.
+Compressed device_compress(mans_device* dev, mans::DType dt, size_t block_bytes, const std::vector<Bytes>& chunks,
+                           size_t max_chunk_bytes, size_t out_capacity = 0, size_t temp_bytes = 0) {
+    const size_t n = chunks.size();
+    if (out_capacity == 0) out_capacity = mans_device_compress_max_output_bytes(max_chunk_bytes);
+    size_t query = 0;
+    REQUIRE(mans_device_compress_temp_bytes(dev, static_cast<mans_dtype>(dt), block_bytes, n, max_chunk_bytes, &query) ==
+            MANS_OK);
+    if (temp_bytes == 0) temp_bytes = query;
+    std::vector<std::uint8_t> temp(temp_bytes, 0x5A);
+    std::vector<const void*> in_ptrs(n);
+    std::vector<size_t> in_bytes(n);
+    std::vector<Bytes> out(n, Bytes(out_capacity, 0xEE));
+    std::vector<void*> out_ptrs(n);
+    Compressed r;
+    r.out_bytes.assign(n, 12345);
+    r.statuses.assign(n, MANS_ERR_INTERNAL);
+    for (size_t c = 0; c < n; ++c) {
+        in_ptrs[c] = chunks[c].data();
+        in_bytes[c] = chunks[c].size();
+        out_ptrs[c] = out[c].data();
+    }
+    r.call = mans_device_compress_async(dev, static_cast<mans_dtype>(dt), block_bytes, in_ptrs.data(), in_bytes.data(),
+                                        max_chunk_bytes, n, temp.data(), temp.size(), out_ptrs.data(), out_capacity,
+                                        r.out_bytes.data(), r.statuses.data(), nullptr);
+    for (size_t c = 0; c < n; ++c) {
+        out[c].resize(r.statuses[c] == MANS_OK ? r.out_bytes[c] : 0);
+        r.streams.push_back(out[c]);
+    }
+    return r;
+}
+
+struct Decompressed {
+    mans_status call = MANS_OK;
+    std::vector<Bytes> data;
+    std::vector<size_t> out_bytes;
+    std::vector<mans_status> statuses;
+};
+
+Decompressed device_decompress(mans_device* dev, const std::vector<Bytes>& streams, size_t out_capacity,
+                               size_t max_block_bytes = 0, size_t temp_bytes = 0) {
+    const size_t n = streams.size();
+    size_t query = 0;
+    REQUIRE(mans_device_decompress_temp_bytes(dev, n, out_capacity, max_block_bytes, &query) == MANS_OK);
+    if (temp_bytes == 0) temp_bytes = query;
+    std::vector<std::uint8_t> temp(temp_bytes, 0x5A);
+    std::vector<const void*> in_ptrs(n);
+    std::vector<size_t> in_bytes(n);
+    std::vector<Bytes> out(n, Bytes(out_capacity, 0xEE));
+    std::vector<void*> out_ptrs(n);
+    Decompressed r;
+    r.out_bytes.assign(n, 12345);
+    r.statuses.assign(n, MANS_ERR_INTERNAL);
+    for (size_t c = 0; c < n; ++c) {
+        in_ptrs[c] = streams[c].data();
+        in_bytes[c] = streams[c].size();
+        out_ptrs[c] = out[c].data();
+    }
+    r.call = mans_device_decompress_async(dev, in_ptrs.data(), in_bytes.data(), n, max_block_bytes, temp.data(),
+                                          temp.size(), out_ptrs.data(), out_capacity, r.out_bytes.data(),
+                                          r.statuses.data(), nullptr);
+    for (size_t c = 0; c < n; ++c) {
+        out[c].resize(r.statuses[c] == MANS_OK ? r.out_bytes[c] : 0);
+        r.data.push_back(out[c]);
+    }
+    return r;
+}
+
+Bytes cpu_stream(const Bytes& raw, mans::DType dt, size_t block_bytes) {
+    mans::CompressConfig cfg;
+    cfg.backend = mans::Backend::cpu;
+    cfg.dtype = dt;
+    cfg.block_bytes = block_bytes;
+    Errc e = Errc::ok;
+    Bytes s = mans_test::compress(raw, cfg, &e);
+    REQUIRE(e == Errc::ok);
+    return s;
+}
+
+mans_status cpu_decode_status(const Bytes& stream, size_t cap) {
+    mans::DecompressConfig cfg;
+    cfg.backend = mans::Backend::cpu;
+    Errc e = Errc::ok;
+    mans_test::decompress(stream, cap, cfg, &e);
+    return static_cast<mans_status>(e);
+}
+
+}  // namespace
+
+TEST_CASE("device API: a forced CPU or an unknown backend is refused with a reason", "[.][dispatch_chunks]") {
+    mans_device* dev = nullptr;
+    REQUIRE(mans_device_open(MANS_BACKEND_CPU, &dev) == MANS_ERR_BACKEND_UNAVAILABLE);
+    REQUIRE(dev == nullptr);
+    REQUIRE(std::strlen(mans_device_unavailable_reason(MANS_BACKEND_CPU)) > 0);
+    REQUIRE(mans_device_open(static_cast<mans_backend>(9), &dev) == MANS_ERR_INVALID_ARGUMENT);
+    REQUIRE(std::strcmp(mans_device_unavailable_reason(MANS_BACKEND_AUTO), "") == 0);
+    Device d;
+    REQUIRE(std::string(mans_device_description(d.dev)).rfind("cuda (", 0) == 0);
+}
+
+TEST_CASE("device API: each chunk's stream is the CPU's, and decodes to the input", "[.][dispatch_chunks]") {
+    Device d;
+    for (mans::DType dt : mans_test::kAllDTypes) {
+        const size_t es = mans::dtype_size(dt);
+        for (size_t block_bytes : {size_t{0}, size_t{4096}}) {
+            // Sizes from empty to several blocks, in one batch, mixed mappings.
+            std::vector<Bytes> chunks;
+            std::uint64_t seed = 100;
+            for (size_t n : {size_t{0}, size_t{1}, size_t{3}, size_t{2049}, size_t{70001}, size_t{150000}})
+                chunks.push_back(mans_test::generate_mixed(dt, n, block_bytes ? block_bytes / es : 65536 / es, seed++));
+            chunks.push_back(mans_test::generate(dt, mans_test::Dist::constant, 9000, seed++));
+            size_t max_bytes = 0;
+            for (const Bytes& c : chunks) max_bytes = std::max(max_bytes, c.size());
+            INFO("dtype " << mans::dtype_name(dt) << ", block bytes " << block_bytes);
+            const Compressed comp = device_compress(d.dev, dt, block_bytes, chunks, max_bytes);
+            REQUIRE(comp.call == MANS_OK);
+            for (size_t c = 0; c < chunks.size(); ++c) {
+                INFO("chunk " << c << " of " << chunks[c].size() << " bytes");
+                REQUIRE(comp.statuses[c] == MANS_OK);
+                const Bytes cpu = cpu_stream(chunks[c], dt, block_bytes);
+                REQUIRE(comp.out_bytes[c] == cpu.size());
+                REQUIRE(comp.streams[c] == cpu);
+            }
+            const Decompressed dec = device_decompress(d.dev, comp.streams, max_bytes, block_bytes);
+            REQUIRE(dec.call == MANS_OK);
+            for (size_t c = 0; c < chunks.size(); ++c) {
+                INFO("chunk " << c);
+                REQUIRE(dec.statuses[c] == MANS_OK);
+                REQUIRE(dec.out_bytes[c] == chunks[c].size());
+                REQUIRE(dec.data[c] == chunks[c]);
+            }
+        }
+    }
+}
+
+TEST_CASE("device API: real fields as chunks, through a temp of one block in flight", "[.][dispatch_chunks]") {
+    Device d;
+    const Bytes exafel = mans_test::exafel_prefix(1 << 20);
+    std::vector<Bytes> chunks;
+    for (size_t at = 0; at + 262144 <= exafel.size(); at += 262144)
+        chunks.emplace_back(exafel.begin() + static_cast<std::ptrdiff_t>(at),
+                            exafel.begin() + static_cast<std::ptrdiff_t>(at + 262144));
+    // Temp of the fixed part plus k scratch slices (the layout the core and
+    // the modules share): k blocks in flight, in waves.
+    const mans::detail::ChunkEncodeLayout l = mans::detail::chunk_encode_layout(2, 65536, chunks.size(), 262144, 0);
+    REQUIRE(l.total_blocks == 2 * chunks.size());
+    const Compressed tiny = device_compress(d.dev, mans::DType::u16, 0, chunks, 262144, 0, l.total + l.slice - 1);
+    REQUIRE(tiny.call == MANS_ERR_INVALID_ARGUMENT);  // not even one block in flight: refused before anything runs
+    const mans::detail::ChunkDecodeLayout dl = mans::detail::chunk_decode_layout(chunks.size(), 262144, 131072, 0);
+    for (size_t k : {size_t{1}, size_t{3}, size_t{8}}) {
+        INFO(k << " blocks in flight");
+        const Compressed comp = device_compress(d.dev, mans::DType::u16, 0, chunks, 262144, 0, l.total + k * l.slice);
+        REQUIRE(comp.call == MANS_OK);
+        for (size_t c = 0; c < chunks.size(); ++c) {
+            REQUIRE(comp.statuses[c] == MANS_OK);
+            REQUIRE(comp.streams[c] == cpu_stream(chunks[c], mans::DType::u16, 0));
+        }
+        const Decompressed dec = device_decompress(d.dev, comp.streams, 262144, 0, dl.total + k * dl.slice);
+        REQUIRE(dec.call == MANS_OK);
+        for (size_t c = 0; c < chunks.size(); ++c) {
+            REQUIRE(dec.statuses[c] == MANS_OK);
+            REQUIRE(dec.data[c] == chunks[c]);
+        }
+    }
+    const Compressed comp = device_compress(d.dev, mans::DType::u16, 0, chunks, 262144);
+    REQUIRE(device_decompress(d.dev, comp.streams, 262144, 0, dl.total + dl.slice - 1).call == MANS_ERR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("device API: per-chunk argument errors leave the other chunks coded", "[.][dispatch_chunks]") {
+    Device d;
+    const Bytes good = mans_test::generate(mans::DType::u32, mans_test::Dist::skewed, 5000, 1);
+    Bytes odd = good;
+    odd.resize(odd.size() - 3);  // not a multiple of 4
+    Bytes big = mans_test::generate(mans::DType::u32, mans_test::Dist::skewed, 6000, 2);
+    const std::vector<Bytes> chunks = {good, odd, big, good};
+    const Compressed comp = device_compress(d.dev, mans::DType::u32, 0, chunks, good.size());
+    REQUIRE(comp.call == MANS_OK);
+    REQUIRE(comp.statuses[0] == MANS_OK);
+    REQUIRE(comp.statuses[1] == MANS_ERR_SIZE_NOT_MULTIPLE);
+    REQUIRE(comp.statuses[2] == MANS_ERR_INVALID_ARGUMENT);  // above max_chunk_bytes
+    REQUIRE(comp.statuses[3] == MANS_OK);
+    REQUIRE(comp.streams[3] == cpu_stream(good, mans::DType::u32, 0));
+
+    // An output too small: the status says so and out_bytes the size needed.
+    const Bytes cpu = cpu_stream(good, mans::DType::u32, 0);
+    const Compressed small = device_compress(d.dev, mans::DType::u32, 0, {good}, good.size(), cpu.size() - 1);
+    REQUIRE(small.statuses[0] == MANS_ERR_DST_TOO_SMALL);
+    REQUIRE(small.out_bytes[0] == cpu.size());
+    const Compressed exact = device_compress(d.dev, mans::DType::u32, 0, {good}, good.size(), cpu.size());
+    REQUIRE(exact.statuses[0] == MANS_OK);
+    REQUIRE(exact.streams[0] == cpu);
+
+    // Decompression into too small an output.
+    const Decompressed dec = device_decompress(d.dev, {cpu}, good.size() - 4);
+    REQUIRE(dec.statuses[0] == MANS_ERR_DST_TOO_SMALL);
+    REQUIRE(dec.out_bytes[0] == good.size());
+    // Bad call arguments.
+    REQUIRE(mans_device_compress_async(d.dev, static_cast<mans_dtype>(0), 0, nullptr, nullptr, 0, 1, nullptr, 0,
+                                       nullptr, 0, nullptr, nullptr, nullptr) == MANS_ERR_UNSUPPORTED_DTYPE);
+    REQUIRE(mans_device_compress_async(d.dev, MANS_DTYPE_U16, 1000, nullptr, nullptr, 0, 1, nullptr, 0, nullptr, 0,
+                                       nullptr, nullptr, nullptr) == MANS_ERR_INVALID_ARGUMENT);
+    REQUIRE(mans_device_decompress_async(d.dev, nullptr, nullptr, 1, 0, nullptr, 0, nullptr, 0, nullptr, nullptr,
+                                         nullptr) == MANS_ERR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("device API: damaged streams give the CPU's error for their chunk only", "[.][dispatch_chunks]") {
+    Device d;
+    std::vector<Bytes> originals;
+    std::vector<Bytes> raws;
+    for (mans::DType dt : {mans::DType::u8, mans::DType::u16, mans::DType::i32, mans::DType::u64}) {
+        const size_t es = mans::dtype_size(dt);
+        raws.push_back(mans_test::generate_mixed(dt, 3 * 4096 / es + 17, 4096 / es, 7));
+        originals.push_back(cpu_stream(raws.back(), dt, 4096));
+    }
+    size_t cap = 0;
+    for (const Bytes& r : raws) cap = std::max(cap, r.size());
+    std::mt19937_64 rng(3);
+    size_t damaged = 0;
+    for (int round = 0; round < 40; ++round) {
+        // One batch: every stream, each damaged in its own way (or not).
+        std::vector<Bytes> streams = originals;
+        std::vector<mans_status> expect;
+        for (size_t c = 0; c < streams.size(); ++c) {
+            Bytes& s = streams[c];
+            switch ((round + c) % 5) {
+                case 0: s[rng() % s.size()] ^= static_cast<std::uint8_t>(1u << (rng() % 8)); break;  // anywhere
+                case 1: s.resize(rng() % s.size()); break;                                             // truncated
+                case 2: s[s.size() - 1 - rng() % 64] ^= 0x40; break;                                    // payload
+                case 3: s.push_back(0); break;                                                          // trailing
+                default: break;                                                                         // intact
+            }
+            expect.push_back(cpu_decode_status(s, cap));
+            damaged += expect.back() != MANS_OK;
+        }
+        const Decompressed dec = device_decompress(d.dev, streams, cap, 4096);
+        REQUIRE(dec.call == MANS_OK);
+        for (size_t c = 0; c < streams.size(); ++c) {
+            INFO("round " << round << ", chunk " << c);
+            REQUIRE(dec.statuses[c] == expect[c]);
+            if (expect[c] == MANS_OK) REQUIRE(dec.data[c] == raws[c]);
+        }
+    }
+    REQUIRE(damaged > 60);  // most rounds really damaged something
+}
