@@ -22,6 +22,7 @@
 #endif
 
 #include <cstddef>
+#include <cstdint>
 
 namespace mans::detail {
 
@@ -29,5 +30,37 @@ namespace mans::detail {
 // compilers, the builtins compile everywhere (on the host: a memcpy call).
 MANS_HD void hd_memcpy(void* dst, const void* src, std::size_t n) { __builtin_memcpy(dst, src, n); }
 MANS_HD void hd_memset(void* dst, int v, std::size_t n) { __builtin_memset(dst, v, n); }
+
+// Bit counts with the GPU's intrinsics in device code.
+MANS_HD unsigned bit_length64(std::uint64_t v) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+    return v ? 64u - static_cast<unsigned>(__clzll(static_cast<long long>(v))) : 0u;
+#else
+    return v ? 64u - static_cast<unsigned>(__builtin_clzll(v)) : 0u;
+#endif
+}
+
+// Trailing zeros of a non-zero 32-bit value.
+MANS_HD unsigned ctz32(std::uint32_t v) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+    return static_cast<unsigned>(__ffs(static_cast<int>(v))) - 1u;
+#else
+    return static_cast<unsigned>(__builtin_ctz(v));
+#endif
+}
+
+// Set bits of a 64-bit value.
+MANS_HD unsigned popcount64_hd(std::uint64_t v) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+    return static_cast<unsigned>(__popcll(v));
+#else
+    // SWAR: the baseline x86-64 target has no popcnt instruction, and
+    // __builtin_popcountll would be a library call.
+    v -= (v >> 1) & 0x5555555555555555ULL;
+    v = (v & 0x3333333333333333ULL) + ((v >> 2) & 0x3333333333333333ULL);
+    v = (v + (v >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+    return static_cast<unsigned>((v * 0x0101010101010101ULL) >> 56);
+#endif
+}
 
 }  // namespace mans::detail

@@ -11,22 +11,7 @@
 
 namespace mans::detail {
 
-MANS_HD unsigned bit_length64(std::uint64_t v) {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-    return v ? 64u - static_cast<unsigned>(__clzll(static_cast<long long>(v))) : 0u;
-#else
-    return v ? 64u - static_cast<unsigned>(__builtin_clzll(v)) : 0u;
-#endif
-}
-
-// Trailing zeros of a non-zero 32-bit value.
-MANS_HD unsigned ctz32(std::uint32_t v) {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-    return static_cast<unsigned>(__ffs(static_cast<int>(v))) - 1u;
-#else
-    return static_cast<unsigned>(__builtin_ctz(v));
-#endif
-}
+// bit_length64 and ctz32 are in core/hd.hpp.
 
 MANS_HD std::uint64_t low_mask(unsigned bits) { return bits >= 64 ? ~0ull : ((1ull << bits) - 1); }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "prism/archive.hpp"
+#include "prism/point_math.hpp"
 
 namespace mans::detail::prism {
 
@@ -38,14 +39,7 @@ inline std::uint64_t kind_block_count(const Header& h) { return BlockGrid::make(
 
 namespace mans::detail::prism {
 
-// A reconstruction rounded to the element type. Values beyond its range
-// are clamped to the largest finite value (never further from a finite
-// original, and no undefined float conversion).
-template <typename T>
-inline T to_element(double v) {
-    constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
-    return static_cast<T>(v > hi ? hi : v < -hi ? -hi : v);
-}
+// to_element: prism/point_math.hpp.
 
 // Stencil kind of the point at coordinates c in a level.
 inline Kind point_kind(KindMode mode, const std::vector<std::uint8_t>& bits, const BlockGrid& blocks,

@@ -27,7 +27,7 @@ MANS_HD std::int32_t from_negabinary(std::uint32_t digits) {
     return static_cast<std::int32_t>((digits ^ kNegaMask) - kNegaMask);
 }
 
-MANS_HD unsigned bit_length(std::uint32_t v) { return v ? 32u - static_cast<unsigned>(__builtin_clz(v)) : 0u; }
+MANS_HD unsigned bit_length(std::uint32_t v) { return bit_length64(v); }
 
 // Representation word of a code: negabinary digits, or sign-magnitude with
 // the sign in bit 31 and the magnitude below.

@@ -268,19 +268,15 @@ double Encoder<T>::visit(unsigned l, std::uint64_t idx, std::uint64_t code, doub
     q = 0;  // masked and outlier points too: every code is written once
     if (masked(idx)) return pred;
     const LevelMeta& m = h_.level[l];
-    const double xv = x(idx), step = m.step;
-    double qd = 0;
-    if (step > 0) qd = std::floor((xv - pred) / step + 0.5);
-    const double recon = pred + step * qd;
-    const bool ok = std::fabs(qd) <= kMaxCode && std::fabs(xv - recon) <= m.eb &&
-                    std::fabs(xv - static_cast<double>(to_element<T>(recon))) <= h_.abs_bound;
-    if (!ok) {
+    const double xv = x(idx);
+    const QuantizedPoint p = quantize_point<T>(xv, pred, m.step, m.eb, h_.abs_bound);
+    if (!p.ok) {
         __atomic_fetch_or(&outliers_[static_cast<std::size_t>(idx >> 3)], static_cast<std::uint8_t>(1u << (idx & 7)),
                           __ATOMIC_RELAXED);
         return xv;
     }
-    q = static_cast<std::int32_t>(qd);
-    return recon;
+    q = p.code;
+    return p.recon;
 }
 
 template <typename T>

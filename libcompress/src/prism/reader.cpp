@@ -276,7 +276,7 @@ public:
         if (bit(outliers_, idx)) return outlier_value(idx);
         if (bit(base_.mask_bits, idx)) return pred;
         const double q = codes_ ? static_cast<double>(decode_word(codes_->word(code), h_.coding)) : 0.0;
-        return pred + step_ * q;
+        return reconstruct_point(pred, step_, q);
     }
     Errc end_step(unsigned, const std::vector<CodeRange>& r) { return codes_ ? codes_->commit(r) : Errc::ok; }
     Errc end_level(unsigned) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "mans/mans.hpp"
+#include "prism/zero_elim_hd.hpp"  // zero_elim_decode (MANS_HD), zero_elim_encode_into
 
 namespace mans::detail::prism {
 
@@ -15,15 +16,7 @@ namespace mans::detail::prism {
 // the decoder must be given the same n.
 void zero_elim_encode(const std::uint8_t* src, std::size_t n, std::vector<std::uint8_t>* out);
 
-// Decodes a payload of exactly `size` bytes into dst[0..n). Returns
-// Errc::corrupt_block when the payload is inconsistent with n (any length,
-// bitmap or count that does not add up, or bytes left over). Only payloads
-// that the encoder can produce are accepted. Never reads outside payload or
-// writes outside dst, allocates nothing (the bitmaps are rebuilt inside dst)
-// and leaves dst unspecified on failure. Trailing zero bytes that stay within
-// the last bitmap byte are not detectable: n = 15 and n = 16 zeros share a
-// payload, so a wrong n is caught only when the lengths or padding bits
-// do not add up.
-Errc zero_elim_decode(const std::uint8_t* payload, std::size_t size, std::uint8_t* dst, std::size_t n);
+
+// zero_elim_decode and the encoder's core: zero_elim_hd.hpp.
 
 }  // namespace mans::detail::prism

@@ -1,0 +1,50 @@
+// hd_compile_check.cu - builds the shared (MANS_HD) PRISM code for the GPU
+// although no module kernel runs it yet: the per-point quantizer and
+// reconstruction, the interpolation stencils, the code words and the zero
+// elimination. CI compiles this with nvcc, so code that a GPU could not
+// run fails the build here; the CPU tests run the same functions. (The
+// MANS code is compiled by the modules, whose kernels run it.)
+#include <cstddef>
+#include <cstdint>
+
+#include "prism/codes.hpp"
+#include "prism/geometry.hpp"
+#include "prism/point_math.hpp"
+#include "prism/zero_elim_hd.hpp"
+
+namespace p = mans::detail::prism;
+
+// Quantizes n points against their predictions and rebuilds them.
+__global__ void prism_quantize_points(const float* x, const double* pred, std::size_t n, double step, double eb,
+                                      double bound, std::int32_t* codes, std::uint32_t* words, float* back) {
+    const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const p::QuantizedPoint q = p::quantize_point<float>(x[i], pred[i], step, eb, bound);
+    codes[i] = q.code;
+    words[i] = p::encode_code(q.code, p::Coding::negabinary);
+    const std::int32_t kept = p::decode_word(words[i] & ~1u, p::Coding::negabinary) +
+                              p::truncation_error(words[i], q.code, p::planes_for(words[i], p::Coding::negabinary) - 1,
+                                                  p::planes_for(words[i], p::Coding::negabinary), p::Coding::negabinary);
+    back[i] = p::to_element<float>(p::reconstruct_point(pred[i], step, static_cast<double>(kept)));
+}
+
+// Cubic and linear stencils along axis 0 of a 1D line of n values.
+__global__ void prism_predict_line(const double* work, std::size_t n, std::uint64_t u, double* pred) {
+    const std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const std::uint64_t c = (2 * k + 1) * u;
+    if (c >= n) return;
+    const std::uint64_t stride = 1, dims = n;
+    pred[k] = p::predict_point(work, c, &c, &dims, &stride, 1, 1u, u, p::Kind::cubic) +
+              p::interp_1d(work + c, c, u, n, 1, p::Kind::linear);
+}
+
+// Zero elimination of one chunk per thread (encode, then decode back).
+__global__ void prism_zero_elim_chunks(const std::uint8_t* src, std::size_t chunk, std::size_t chunks,
+                                       std::uint8_t* maps, std::uint8_t* out, std::uint8_t* back, mans::Errc* status) {
+    const std::size_t c = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (c >= chunks) return;
+    const std::size_t map_bytes = p::zero_elim_map_bytes(chunk);
+    std::uint8_t* o = out + c * (chunk + map_bytes);
+    const std::size_t size = p::zero_elim_encode_into(src + c * chunk, chunk, maps + c * map_bytes, o);
+    status[c] = p::zero_elim_decode(o, size, back + c * chunk, chunk);
+}
