@@ -49,6 +49,24 @@ mans_status queue(mans_backend_chunks_fn fn, const mans_backend_chunk_batch& b) 
     return fn(&b, &err) == 0 ? MANS_OK : MANS_ERR_BACKEND_UNAVAILABLE;
 }
 
+// The fields both directions share (the arrays of one batch).
+mans_backend_chunk_batch make_batch(size_t num_chunks, const void* const* in_ptrs, const size_t* in_bytes,
+                                    void* const* out_ptrs, size_t out_capacity, size_t* out_bytes,
+                                    mans_status* statuses, void* temp, size_t temp_bytes, void* stream) {
+    mans_backend_chunk_batch b{};
+    b.chunks = num_chunks;
+    b.out_capacity = out_capacity;
+    b.in_ptrs = in_ptrs;
+    b.in_bytes = in_bytes;
+    b.out_ptrs = out_ptrs;
+    b.out_bytes = out_bytes;
+    b.statuses = reinterpret_cast<std::int32_t*>(statuses);
+    b.temp = static_cast<std::uint8_t*>(temp);
+    b.temp_bytes = temp_bytes;
+    b.stream = stream;
+    return b;
+}
+
 }  // namespace
 
 extern "C" {
@@ -119,20 +137,11 @@ mans_status mans_device_compress_async(mans_device* dev, mans_dtype dtype, size_
     if (num_chunks == 0) return MANS_OK;
     if (!in_ptrs || !in_bytes || !out_ptrs || !out_bytes || !statuses || (!temp && temp_bytes))
         return MANS_ERR_INVALID_ARGUMENT;
-    mans_backend_chunk_batch b{};
+    mans_backend_chunk_batch b =
+        make_batch(num_chunks, in_ptrs, in_bytes, out_ptrs, out_capacity, out_bytes, statuses, temp, temp_bytes, stream);
     b.dtype = dtype;
     b.block_elems = block_elems;
-    b.chunks = num_chunks;
     b.max_in_bytes = max_chunk_bytes;
-    b.out_capacity = out_capacity;
-    b.in_ptrs = in_ptrs;
-    b.in_bytes = in_bytes;
-    b.out_ptrs = out_ptrs;
-    b.out_bytes = out_bytes;
-    b.statuses = reinterpret_cast<std::int32_t*>(statuses);
-    b.temp = static_cast<std::uint8_t*>(temp);
-    b.temp_bytes = temp_bytes;
-    b.stream = stream;
     // Temp for at least one block in flight, when there are blocks.
     const ChunkEncodeLayout fixed = mans::detail::chunk_encode_layout(esize, block_elems, num_chunks, max_chunk_bytes, 0);
     if (fixed.total == 0 && max_chunk_bytes) return MANS_ERR_INVALID_ARGUMENT;
@@ -161,18 +170,9 @@ mans_status mans_device_decompress_async(mans_device* dev, const void* const* in
     if (block > mans::kMaxBlockBytes) return MANS_ERR_INVALID_ARGUMENT;
     if (num_chunks == 0) return MANS_OK;
     if (!in_ptrs || !in_bytes || !out_ptrs || !out_bytes || !statuses || !temp) return MANS_ERR_INVALID_ARGUMENT;
-    mans_backend_chunk_batch b{};
+    mans_backend_chunk_batch b =
+        make_batch(num_chunks, in_ptrs, in_bytes, out_ptrs, out_capacity, out_bytes, statuses, temp, temp_bytes, stream);
     b.max_block_bytes = block;
-    b.chunks = num_chunks;
-    b.out_capacity = out_capacity;
-    b.in_ptrs = in_ptrs;
-    b.in_bytes = in_bytes;
-    b.out_ptrs = out_ptrs;
-    b.out_bytes = out_bytes;
-    b.statuses = reinterpret_cast<std::int32_t*>(statuses);
-    b.temp = static_cast<std::uint8_t*>(temp);
-    b.temp_bytes = temp_bytes;
-    b.stream = stream;
     if (mans::detail::chunk_decode_wave(b) == 0) return MANS_ERR_INVALID_ARGUMENT;
     return queue(dev->module->chunk_decode, b);
 }

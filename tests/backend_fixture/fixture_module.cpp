@@ -78,6 +78,16 @@ int encode_blocks(const mans_backend_encode_batch* batch, mans_backend_probe_res
 // The device-memory API's steps (mapping/chunk_batch.hpp) as the kernels
 // run them: waves of blocks through the temp's scratch slices, each slice
 // filled with garbage first; "device pointers" are host pointers here.
+// fn(g, slice) for blocks g in [0, total) in waves of `wave`, each block of
+// a wave with its own slice of the temp's scratch (as one kernel launch).
+template <typename Fn>
+void in_waves(std::uint64_t total, std::uint64_t wave, std::uint8_t* scratch, std::size_t slice, Fn&& fn) {
+    for (std::uint64_t first = 0; first < total; first += wave)
+        for (std::uint64_t i = 0; i < wave && first + i < total; ++i) {
+            std::memset(scratch + i * slice, 0xA5, slice);
+            fn(first + i, scratch + i * slice);
+        }
+}
 int chunk_encode(const mans_backend_chunk_batch* a, mans_backend_probe_result*) {
     namespace d = mans::detail;
     ++mans_fixture_batches;
@@ -85,12 +95,8 @@ int chunk_encode(const mans_backend_chunk_batch* a, mans_backend_probe_result*) 
     const std::uint64_t wave = d::chunk_encode_wave(esize, *a);
     const d::ChunkEncodeLayout l = d::chunk_encode_layout(esize, a->block_elems, a->chunks, a->max_in_bytes, wave);
     if (l.total_blocks && wave == 0) return -1;
-    for (std::uint64_t first = 0; first < l.total_blocks; first += wave)
-        for (std::uint64_t i = 0; i < wave && first + i < l.total_blocks; ++i) {
-            std::uint8_t* slice = a->temp + l.scratch + i * l.slice;
-            std::memset(slice, 0xA5, l.slice);
-            d::encode_chunk_block_any(*a, l, first + i, slice);
-        }
+    in_waves(l.total_blocks, wave, a->temp + l.scratch, l.slice,
+             [&](std::uint64_t g, std::uint8_t* slice) { d::encode_chunk_block_any(*a, l, g, slice); });
     for (std::uint64_t c = 0; c < a->chunks; ++c) d::finish_chunk_encode(*a, l, c);
     for (std::uint64_t g = 0; g < l.total_blocks; ++g) d::place_chunk_block(*a, l, g);
     return 0;
@@ -102,12 +108,8 @@ int chunk_decode(const mans_backend_chunk_batch* a, mans_backend_probe_result*) 
     const d::ChunkDecodeLayout l = d::chunk_decode_layout(a->chunks, a->out_capacity, a->max_block_bytes, wave);
     if (wave == 0) return -1;
     for (std::uint64_t c = 0; c < a->chunks; ++c) d::parse_chunk(*a, l, c);
-    for (std::uint64_t first = 0; first < l.total_blocks; first += wave)
-        for (std::uint64_t i = 0; i < wave && first + i < l.total_blocks; ++i) {
-            std::uint8_t* slice = a->temp + l.scratch + i * l.slice;
-            std::memset(slice, 0xA5, l.slice);
-            d::decode_chunk_block(*a, l, first + i, slice);
-        }
+    in_waves(l.total_blocks, wave, a->temp + l.scratch, l.slice,
+             [&](std::uint64_t g, std::uint8_t* slice) { d::decode_chunk_block(*a, l, g, slice); });
     for (std::uint64_t c = 0; c < a->chunks; ++c) d::finish_chunk_decode(*a, l, c);
     return 0;
 }

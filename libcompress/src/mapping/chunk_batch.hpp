@@ -48,6 +48,26 @@ inline constexpr std::uint64_t kChunkWaveBlocks = 1024;
 
 MANS_HD std::uint64_t ceil_div_u64(std::uint64_t a, std::uint64_t b) { return b ? a / b + (a % b != 0) : 0; }
 
+// Hands out 16-byte aligned byte offsets of a temp, one part after another.
+struct TempCursor {
+    std::size_t at = 0;
+    MANS_HD std::size_t take(std::uint64_t bytes) {
+        const std::size_t here = at;
+        at += align16(static_cast<std::size_t>(bytes));
+        return here;
+    }
+};
+
+// Blocks in flight that temp_bytes allow past a layout's fixed part (whose
+// total is fixed_total) with slices of `slice` bytes, at most total_blocks;
+// 0 when not even one fits.
+MANS_HD std::uint64_t wave_for_temp(std::uint64_t temp_bytes, std::size_t fixed_total, std::uint64_t slice,
+                                    std::uint64_t total_blocks) {
+    if (fixed_total == 0 || slice == 0 || temp_bytes < fixed_total) return 0;
+    const std::uint64_t wave = (temp_bytes - fixed_total) / slice;
+    return wave < total_blocks ? wave : total_blocks;
+}
+
 // ---------------------------------------------------------------- encode
 
 // Where the parts of an encode batch's temp are (byte offsets, 16-aligned).
@@ -69,19 +89,14 @@ MANS_HD ChunkEncodeLayout chunk_encode_layout(unsigned esize, std::uint64_t bloc
     l.slot_bytes = align16(1 + block_elems * esize);
     l.slice = encode_slice_layout(static_cast<std::size_t>(block_elems), esize).total;
     l.wave_blocks = wave_blocks < l.total_blocks ? wave_blocks : l.total_blocks;
-    std::size_t at = 0;
-    const auto take = [&at](std::uint64_t bytes) {
-        const std::size_t here = at;
-        at += align16(static_cast<std::size_t>(bytes));
-        return here;
-    };
-    l.slots = take(l.total_blocks * l.slot_bytes);
-    l.payload_bytes = take(l.total_blocks * 8);
-    l.checksums = take(l.total_blocks * 4);
-    l.block_status = take(l.total_blocks * 4);
-    l.offsets = take(l.total_blocks * 8);
-    l.scratch = take(l.wave_blocks * l.slice);
-    l.total = at;
+    TempCursor t;
+    l.slots = t.take(l.total_blocks * l.slot_bytes);
+    l.payload_bytes = t.take(l.total_blocks * 8);
+    l.checksums = t.take(l.total_blocks * 4);
+    l.block_status = t.take(l.total_blocks * 4);
+    l.offsets = t.take(l.total_blocks * 8);
+    l.scratch = t.take(l.wave_blocks * l.slice);
+    l.total = t.at;
     return l;
 }
 
@@ -89,9 +104,7 @@ MANS_HD ChunkEncodeLayout chunk_encode_layout(unsigned esize, std::uint64_t bloc
 // even one, when there are blocks at all).
 MANS_HD std::uint64_t chunk_encode_wave(unsigned esize, const mans_backend_chunk_batch& a) {
     const ChunkEncodeLayout fixed = chunk_encode_layout(esize, a.block_elems, a.chunks, a.max_in_bytes, 0);
-    if (fixed.total == 0 || a.temp_bytes < fixed.total || fixed.slice == 0) return 0;
-    const std::uint64_t wave = (a.temp_bytes - fixed.total) / fixed.slice;
-    return wave < fixed.total_blocks ? wave : fixed.total_blocks;
+    return wave_for_temp(a.temp_bytes, fixed.total, fixed.slice, fixed.total_blocks);
 }
 
 // Checks chunk c's input; *n gets its element count.
@@ -219,27 +232,20 @@ MANS_HD ChunkDecodeLayout chunk_decode_layout(std::uint64_t chunks, std::uint64_
     l.max_n = max_block_bytes;  // elements of the smallest type: the most a block can have
     l.slice = block_scratch_bytes(static_cast<std::size_t>(l.max_n));
     l.wave_blocks = wave_blocks < l.total_blocks ? wave_blocks : l.total_blocks;
-    std::size_t at = 0;
-    const auto take = [&at](std::uint64_t bytes) {
-        const std::size_t here = at;
-        at += align16(static_cast<std::size_t>(bytes));
-        return here;
-    };
-    l.headers = take(chunks * sizeof(FrameHeader));
-    l.offsets = take(l.total_blocks * 8);
-    l.payload_bytes = take(l.total_blocks * 4);
-    l.checksums = take(l.total_blocks * 4);
-    l.block_status = take(l.total_blocks * 4);
-    l.scratch = take(l.wave_blocks * l.slice);
-    l.total = at;
+    TempCursor t;
+    l.headers = t.take(chunks * sizeof(FrameHeader));
+    l.offsets = t.take(l.total_blocks * 8);
+    l.payload_bytes = t.take(l.total_blocks * 4);
+    l.checksums = t.take(l.total_blocks * 4);
+    l.block_status = t.take(l.total_blocks * 4);
+    l.scratch = t.take(l.wave_blocks * l.slice);
+    l.total = t.at;
     return l;
 }
 
 MANS_HD std::uint64_t chunk_decode_wave(const mans_backend_chunk_batch& a) {
     const ChunkDecodeLayout fixed = chunk_decode_layout(a.chunks, a.out_capacity, a.max_block_bytes, 0);
-    if (fixed.total == 0 || a.temp_bytes < fixed.total || fixed.slice == 0) return 0;
-    const std::uint64_t wave = (a.temp_bytes - fixed.total) / fixed.slice;
-    return wave < fixed.total_blocks ? wave : fixed.total_blocks;
+    return wave_for_temp(a.temp_bytes, fixed.total, fixed.slice, fixed.total_blocks);
 }
 
 // Step 1 for chunk c: the frame, checked as parse_frame checks it, then
