@@ -15,6 +15,7 @@
 
 #include "mans/mans.hpp"
 #include "mans/mans_device.h"
+#include "core/frame.hpp"
 #include "mapping/chunk_batch.hpp"
 #include "test_support.hpp"
 
@@ -283,4 +284,127 @@ TEST_CASE("device API: damaged streams give the CPU's error for their chunk only
         }
     }
     REQUIRE(damaged > 60);  // most rounds really damaged something
+}
+
+namespace {
+
+// A frame rewritten with its header checksum recomputed, so that the damage
+// inside reaches the checks behind it.
+Bytes reframe(const mans::detail::FrameHeader& h, const std::vector<mans::detail::IndexEntry>& index,
+              const Bytes& payloads) {
+    Bytes s(h.prefix_bytes());
+    mans::detail::write_frame_prefix(h, index.data(), s.data());
+    s.insert(s.end(), payloads.begin(), payloads.end());
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("device API: the lowest failing block decides, as on the CPU", "[.][dispatch_chunks]") {
+    Device d;
+    const Bytes raw = mans_test::generate_mixed(mans::DType::u16, 5 * 2048, 2048, 9);
+    const Bytes good = cpu_stream(raw, mans::DType::u16, 4096);
+    mans::detail::ParsedFrame f;
+    REQUIRE(mans::detail::parse_frame(good.data(), good.size(), &f) == Errc::ok);
+    REQUIRE(f.index.size() == 5);
+    Bytes payloads(good.begin() + static_cast<std::ptrdiff_t>(f.header.prefix_bytes()), good.end());
+    // Block 1: wrong content checksum; block 3: an invalid mode byte.
+    std::vector<mans::detail::IndexEntry> index = f.index;
+    index[1].content_checksum ^= 1;
+    payloads[f.offsets[3] - f.header.prefix_bytes()] = 0xEE;
+    const Bytes both = reframe(f.header, index, payloads);
+    const mans_status cpu = cpu_decode_status(both, raw.size());
+    REQUIRE(cpu == MANS_ERR_CONTENT_CHECKSUM);
+    // Only block 3 damaged: its own error.
+    const Bytes only3 = reframe(f.header, f.index, payloads);
+    REQUIRE(cpu_decode_status(only3, raw.size()) == MANS_ERR_CORRUPT_BLOCK);
+    const Decompressed dec = device_decompress(d.dev, {both, only3, good}, raw.size(), 4096);
+    REQUIRE(dec.statuses[0] == cpu);
+    REQUIRE(dec.statuses[1] == MANS_ERR_CORRUPT_BLOCK);
+    REQUIRE(dec.statuses[2] == MANS_OK);
+    REQUIRE(dec.data[2] == raw);
+}
+
+TEST_CASE("device API: streams beyond what the temp was sized for are refused, valid small ones are not",
+          "[.][dispatch_chunks]") {
+    Device d;
+    // A valid stream of 5000 one-element blocks (stored): the CPU decodes
+    // it; a decode temp sized for blocks of at least 4 KiB has no room for
+    // its index, so the device refuses it (invalid argument), never reading
+    // past its arrays.
+    mans::detail::FrameHeader h;
+    h.dtype = mans::DType::u8;
+    h.count = 5000;
+    h.block_elems = 1;
+    std::vector<mans::detail::IndexEntry> index;
+    Bytes payloads, raw;
+    for (std::size_t i = 0; i < h.count; ++i) {
+        const std::uint8_t v = static_cast<std::uint8_t>(i * 7);
+        raw.push_back(v);
+        payloads.push_back(static_cast<std::uint8_t>(mans::detail::BlockMode::stored));
+        payloads.push_back(v);
+        index.push_back({2, mans::detail::checksum32(&v, 1)});
+    }
+    const Bytes tiny_blocks = reframe(h, index, payloads);
+    REQUIRE(cpu_decode_status(tiny_blocks, raw.size()) == MANS_OK);
+    // Blocks of 128 KiB when the decode was set up for 4 KiB ones: refused
+    // when a block really is larger, accepted when the stream is shorter.
+    const Bytes big = mans_test::generate(mans::DType::u16, mans_test::Dist::skewed, 10000, 4);
+    const Bytes big_blocks = cpu_stream(big, mans::DType::u16, 131072);
+    const Bytes short_one = cpu_stream(Bytes(big.begin(), big.begin() + 10), mans::DType::u16, 131072);
+    const Decompressed dec = device_decompress(d.dev, {tiny_blocks, big_blocks, short_one}, 20000, 4096);
+    REQUIRE(dec.call == MANS_OK);
+    REQUIRE(dec.statuses[0] == MANS_ERR_INVALID_ARGUMENT);
+    REQUIRE(dec.statuses[1] == MANS_ERR_INVALID_ARGUMENT);
+    REQUIRE(dec.statuses[2] == MANS_OK);
+    REQUIRE(dec.data[2] == Bytes(big.begin(), big.begin() + 10));
+    // With room for the larger blocks, the big-block stream decodes.
+    const Decompressed ok = device_decompress(d.dev, {big_blocks}, 20000, 131072);
+    REQUIRE(ok.statuses[0] == MANS_OK);
+    REQUIRE(ok.data[0] == big);
+}
+
+TEST_CASE("device API: misaligned temp, aliased size arrays and null outputs are refused", "[.][dispatch_chunks]") {
+    Device d;
+    const Bytes raw = mans_test::generate(mans::DType::u32, mans_test::Dist::skewed, 3000, 5);
+    const Bytes stream = cpu_stream(raw, mans::DType::u32, 0);
+    size_t temp_bytes = 0;
+    REQUIRE(mans_device_compress_temp_bytes(d.dev, MANS_DTYPE_U32, 0, 1, raw.size(), &temp_bytes) == MANS_OK);
+    std::vector<std::uint8_t> temp(temp_bytes + 64);
+    std::uint8_t* aligned = temp.data() + (16 - reinterpret_cast<std::uintptr_t>(temp.data()) % 16) % 16;
+    const void* in[1] = {raw.data()};
+    size_t in_bytes[1] = {raw.size()};
+    Bytes out(mans_device_compress_max_output_bytes(raw.size()));
+    void* outs[1] = {out.data()};
+    size_t out_bytes[1] = {0};
+    mans_status st[1] = {MANS_ERR_INTERNAL};
+    REQUIRE(mans_device_compress_async(d.dev, MANS_DTYPE_U32, 0, in, in_bytes, raw.size(), 1, aligned + 4, temp_bytes,
+                                       outs, out.size(), out_bytes, st, nullptr) == MANS_ERR_INVALID_ARGUMENT);
+    REQUIRE(mans_device_compress_async(d.dev, MANS_DTYPE_U32, 0, in, in_bytes, raw.size(), 1, aligned, temp_bytes, outs,
+                                       out.size(), in_bytes, st, nullptr) == MANS_ERR_INVALID_ARGUMENT);
+    REQUIRE(mans_device_compress_async(d.dev, MANS_DTYPE_U32, 0, in, in_bytes, raw.size(), 1, aligned, temp_bytes, outs,
+                                       out.size(), out_bytes, st, nullptr) == MANS_OK);
+    REQUIRE(st[0] == MANS_OK);
+    REQUIRE(Bytes(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(out_bytes[0])) == stream);
+    // A null output with capacity: invalid argument first, as on the CPU,
+    // even for a damaged stream.
+    Bytes damaged = stream;
+    damaged[0] ^= 0xFF;
+    size_t dtemp_bytes = 0;
+    REQUIRE(mans_device_decompress_temp_bytes(d.dev, 2, raw.size(), 0, &dtemp_bytes) == MANS_OK);
+    std::vector<std::uint8_t> dtemp(dtemp_bytes + 64);
+    std::uint8_t* dal = dtemp.data() + (16 - reinterpret_cast<std::uintptr_t>(dtemp.data()) % 16) % 16;
+    const void* din[2] = {damaged.data(), stream.data()};
+    size_t din_bytes[2] = {damaged.size(), stream.size()};
+    Bytes back(raw.size());
+    void* douts[2] = {nullptr, back.data()};
+    size_t dout_bytes[2] = {0, 0};
+    mans_status dst[2] = {MANS_ERR_INTERNAL, MANS_ERR_INTERNAL};
+    REQUIRE(mans_device_decompress_async(d.dev, din, din_bytes, 2, 0, dal, dtemp_bytes, douts, raw.size(), dout_bytes,
+                                         dst, nullptr) == MANS_OK);
+    REQUIRE(dst[0] == MANS_ERR_INVALID_ARGUMENT);
+    REQUIRE(dst[1] == MANS_OK);
+    REQUIRE(back == raw);
+    REQUIRE(mans_device_decompress_async(d.dev, din, din_bytes, 2, 0, dal + 8, dtemp_bytes, douts, raw.size(),
+                                         dout_bytes, dst, nullptr) == MANS_ERR_INVALID_ARGUMENT);
 }

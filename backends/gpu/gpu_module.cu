@@ -378,6 +378,9 @@ __global__ void chunk_parse(mans_backend_chunk_batch a, ChunkDecodeLayout l) {
     const std::uint64_t c = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (c < a.chunks) parse_chunk(a, l, c);
 }
+__global__ void chunk_index_blocks(mans_backend_chunk_batch a, ChunkDecodeLayout l) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) index_chunk_blocks(a, l);
+}
 __global__ void chunk_decode_blocks(mans_backend_chunk_batch a, ChunkDecodeLayout l, std::uint64_t first,
                                     std::uint64_t count) {
     const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -412,7 +415,8 @@ int chunk_encode(const mans_backend_chunk_batch* a, mans_backend_probe_result* e
     const std::uint64_t wave = esize && a->block_elems ? chunk_encode_wave(esize, *a) : 0;
     const ChunkEncodeLayout l = chunk_encode_layout(esize, a ? a->block_elems : 0, a ? a->chunks : 0,
                                                     a ? a->max_in_bytes : 0, wave);
-    if (!a || esize == 0 || a->block_elems == 0 || (l.total_blocks && wave == 0)) {
+    if (!a || a->struct_size < sizeof(mans_backend_chunk_batch) || esize == 0 || a->block_elems == 0 ||
+        (l.total_blocks && wave == 0)) {
         if (err) std::snprintf(err->text, sizeof err->text, "invalid chunk batch or temp too small");
         return -1;
     }
@@ -436,8 +440,8 @@ int chunk_encode(const mans_backend_chunk_batch* a, mans_backend_probe_result* e
 }
 
 int chunk_decode(const mans_backend_chunk_batch* a, mans_backend_probe_result* err) {
-    const std::uint64_t wave = a ? chunk_decode_wave(*a) : 0;
-    if (!a || wave == 0) {
+    const std::uint64_t wave = a && a->struct_size >= sizeof(mans_backend_chunk_batch) ? chunk_decode_wave(*a) : 0;
+    if (wave == 0) {
         if (err) std::snprintf(err->text, sizeof err->text, "invalid chunk batch or temp too small");
         return -1;
     }
@@ -446,6 +450,10 @@ int chunk_decode(const mans_backend_chunk_batch* a, mans_backend_probe_result* e
     mans::gpu::Error e = mans::gpu::raise_stack_limit(stack_for(chunk_decode_blocks, kDecodeStackBytes));
     if (e == mans::gpu::kSuccess) {
         chunk_parse<<<groups_for(a->chunks), kThreadsPerGroup, 0, stream>>>(*a, l);
+        e = mans::gpu::last_error();
+    }
+    if (e == mans::gpu::kSuccess) {
+        chunk_index_blocks<<<1, 1, 0, stream>>>(*a, l);
         e = mans::gpu::last_error();
     }
     for (std::uint64_t first = 0; first < l.total_blocks && e == mans::gpu::kSuccess; first += wave) {

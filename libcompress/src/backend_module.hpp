@@ -117,6 +117,7 @@ typedef int (*mans_backend_decode_blocks_fn)(const mans_backend_block_batch* bat
  * chunk_encode_layout / chunk_decode_layout (mapping/chunk_batch.hpp), which
  * the core and the module share. */
 typedef struct mans_backend_chunk_batch {
+    uint32_t struct_size;          /* sizeof(mans_backend_chunk_batch) of the core; a module refuses a smaller one */
     int dtype;                     /* encode: mans_dtype; decode: unused (each stream says) */
     uint64_t block_elems;          /* encode: elements per block */
     uint64_t max_block_bytes;      /* decode: temp is sized for blocks up to this */

@@ -3,6 +3,7 @@
 // on the host (arguments, temp size) and the module does the rest on its
 // stream with the shared steps of mapping/chunk_batch.hpp. No exception
 // crosses this file.
+#include <cstdint>
 #include <new>
 #include <string>
 
@@ -29,6 +30,15 @@ constexpr std::uint64_t kDefaultBlockBytes = mans::kDefaultBlockBytes;
 
 bool valid_backend(mans_backend b) { return b >= MANS_BACKEND_AUTO && b <= MANS_BACKEND_HIP; }
 
+// The kernels read temp as 8-byte words and structs: it must be 16-byte
+// aligned (cudaMalloc/hipMalloc give 256), the arrays naturally aligned.
+bool aligned(const void* p, std::uintptr_t to) { return reinterpret_cast<std::uintptr_t>(p) % to == 0; }
+bool arrays_aligned(const void* in_ptrs, const void* in_bytes, const void* out_ptrs, const void* out_bytes,
+                    const void* statuses, const void* temp) {
+    return aligned(in_ptrs, 8) && aligned(in_bytes, 8) && aligned(out_ptrs, 8) && aligned(out_bytes, 8) &&
+           aligned(statuses, 4) && aligned(temp, 16);
+}
+
 // Element size of a dtype, 0 when it is not one.
 unsigned esize_of(mans_dtype t) {
     if (t < MANS_DTYPE_U8 || t > MANS_DTYPE_I64) return 0;
@@ -54,6 +64,7 @@ mans_backend_chunk_batch make_batch(size_t num_chunks, const void* const* in_ptr
                                     void* const* out_ptrs, size_t out_capacity, size_t* out_bytes,
                                     mans_status* statuses, void* temp, size_t temp_bytes, void* stream) {
     mans_backend_chunk_batch b{};
+    b.struct_size = sizeof(mans_backend_chunk_batch);
     b.chunks = num_chunks;
     b.out_capacity = out_capacity;
     b.in_ptrs = in_ptrs;
@@ -82,6 +93,7 @@ mans_status mans_device_open(mans_backend backend, mans_device** out) {
         dev->module = m;
         mans_backend_probe_result probe{};
         m->probe(&probe);
+        probe.text[sizeof probe.text - 1] = '\0';  // the module's text is untrusted
         dev->description = std::string(m->name) + " (" + probe.text + ")";
         *out = dev;
         return MANS_OK;
@@ -135,7 +147,9 @@ mans_status mans_device_compress_async(mans_device* dev, mans_dtype dtype, size_
     const std::uint64_t block_elems = block_elems_for(block_bytes, esize);
     if (!block_elems) return MANS_ERR_INVALID_ARGUMENT;
     if (num_chunks == 0) return MANS_OK;
-    if (!in_ptrs || !in_bytes || !out_ptrs || !out_bytes || !statuses || (!temp && temp_bytes))
+    if (!in_ptrs || !in_bytes || !out_ptrs || !out_bytes || !statuses || (!temp && temp_bytes) ||
+        !arrays_aligned(in_ptrs, in_bytes, out_ptrs, out_bytes, statuses, temp) ||
+        static_cast<const void*>(in_bytes) == static_cast<const void*>(out_bytes))
         return MANS_ERR_INVALID_ARGUMENT;
     mans_backend_chunk_batch b =
         make_batch(num_chunks, in_ptrs, in_bytes, out_ptrs, out_capacity, out_bytes, statuses, temp, temp_bytes, stream);
@@ -154,8 +168,8 @@ mans_status mans_device_decompress_temp_bytes(const mans_device* dev, size_t num
     if (!dev || !temp_bytes) return MANS_ERR_INVALID_ARGUMENT;
     const std::uint64_t block = max_block_bytes ? max_block_bytes : kDefaultBlockBytes;
     if (block > mans::kMaxBlockBytes) return MANS_ERR_INVALID_ARGUMENT;
-    const ChunkDecodeLayout l =
-        mans::detail::chunk_decode_layout(num_chunks, max_out_bytes, block, mans::detail::kChunkWaveBlocks);
+    const ChunkDecodeLayout l = mans::detail::chunk_decode_layout(
+        num_chunks, max_out_bytes, block, mans::detail::chunk_decode_default_wave(num_chunks, max_out_bytes, block));
     if (l.total == 0 && num_chunks) return MANS_ERR_INVALID_ARGUMENT;
     *temp_bytes = l.total;
     return MANS_OK;
@@ -169,7 +183,10 @@ mans_status mans_device_decompress_async(mans_device* dev, const void* const* in
     const std::uint64_t block = max_block_bytes ? max_block_bytes : kDefaultBlockBytes;
     if (block > mans::kMaxBlockBytes) return MANS_ERR_INVALID_ARGUMENT;
     if (num_chunks == 0) return MANS_OK;
-    if (!in_ptrs || !in_bytes || !out_ptrs || !out_bytes || !statuses || !temp) return MANS_ERR_INVALID_ARGUMENT;
+    if (!in_ptrs || !in_bytes || !out_ptrs || !out_bytes || !statuses || !temp ||
+        !arrays_aligned(in_ptrs, in_bytes, out_ptrs, out_bytes, statuses, temp) ||
+        static_cast<const void*>(in_bytes) == static_cast<const void*>(out_bytes))
+        return MANS_ERR_INVALID_ARGUMENT;
     mans_backend_chunk_batch b =
         make_batch(num_chunks, in_ptrs, in_bytes, out_ptrs, out_capacity, out_bytes, statuses, temp, temp_bytes, stream);
     b.max_block_bytes = block;

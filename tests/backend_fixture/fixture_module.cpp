@@ -91,6 +91,7 @@ void in_waves(std::uint64_t total, std::uint64_t wave, std::uint8_t* scratch, st
 int chunk_encode(const mans_backend_chunk_batch* a, mans_backend_probe_result*) {
     namespace d = mans::detail;
     ++mans_fixture_batches;
+    if (a->struct_size < sizeof(mans_backend_chunk_batch)) return -1;
     const unsigned esize = d::elem_bytes(static_cast<mans::DType>(a->dtype));
     const std::uint64_t wave = d::chunk_encode_wave(esize, *a);
     const d::ChunkEncodeLayout l = d::chunk_encode_layout(esize, a->block_elems, a->chunks, a->max_in_bytes, wave);
@@ -104,10 +105,12 @@ int chunk_encode(const mans_backend_chunk_batch* a, mans_backend_probe_result*) 
 int chunk_decode(const mans_backend_chunk_batch* a, mans_backend_probe_result*) {
     namespace d = mans::detail;
     ++mans_fixture_batches;
+    if (a->struct_size < sizeof(mans_backend_chunk_batch)) return -1;
     const std::uint64_t wave = d::chunk_decode_wave(*a);
     const d::ChunkDecodeLayout l = d::chunk_decode_layout(a->chunks, a->out_capacity, a->max_block_bytes, wave);
     if (wave == 0) return -1;
     for (std::uint64_t c = 0; c < a->chunks; ++c) d::parse_chunk(*a, l, c);
+    d::index_chunk_blocks(*a, l);
     in_waves(l.total_blocks, wave, a->temp + l.scratch, l.slice,
              [&](std::uint64_t g, std::uint8_t* slice) { d::decode_chunk_block(*a, l, g, slice); });
     for (std::uint64_t c = 0; c < a->chunks; ++c) d::finish_chunk_decode(*a, l, c);

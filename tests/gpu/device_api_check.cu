@@ -1,8 +1,9 @@
 // device_api_check.cu - the device-memory API (mans/mans_device.h) on a
 // real CUDA device: chunks in device memory are compressed and decompressed
 // on a stream, and every stream must equal the CPU's mans_compress stream
-// and decode to the input. With --bench, also times 1 GiB of u16
-// (exafel-like detector data, 4 MiB chunks) device to device.
+// and decode to the input, and 48 damaged streams in one batch must get
+// the CPU's statuses. With --bench, also times 1 GiB of u16 (detector-like
+// data, 4 MiB chunks) device to device.
 //
 // Without a CUDA device it prints "SKIP: ..." and exits 77, which ctest
 // (`device_api_gpu`) reports as skipped; scripts/device-check.sh runs it on
@@ -174,6 +175,62 @@ void round_trip(mans_device* dev, mans_dtype dt, const std::vector<Bytes>& chunk
     cudaStreamDestroy(stream);
 }
 
+mans_status cpu_decompress_status(const Bytes& stream, size_t cap) {
+    mans_dctx* d = mans_dctx_create();
+    mans_dctx_set_param(d, MANS_PARAM_BACKEND, MANS_BACKEND_CPU);
+    Bytes out(cap ? cap : 1);
+    size_t n = 0;
+    const mans_status st = mans_decompress(d, out.data(), cap, stream.data(), stream.size(), &n);
+    mans_dctx_free(d);
+    return st;
+}
+
+// Damaged copies of a CPU stream (bytes flipped, cut short, one byte
+// added), decoded in one batch: each chunk must get the CPU's status.
+void damaged_streams(mans_device* dev) {
+    const Bytes raw = make_data(2, 50000, 77);
+    const Bytes good = cpu_compress(raw, MANS_DTYPE_U16);
+    std::vector<Bytes> streams;
+    std::vector<mans_status> expect;
+    std::uint32_t x = 12345;
+    for (int i = 0; i < 48; ++i) {
+        Bytes s = good;
+        x = x * 1664525u + 1013904223u;
+        if (i % 4 == 0) s.resize(x % s.size());
+        else if (i % 4 == 1) s.push_back(0);
+        else s[x % s.size()] ^= static_cast<std::uint8_t>(1u << (i % 8));
+        expect.push_back(cpu_decompress_status(s, raw.size()));
+        streams.push_back(s);
+    }
+    size_t max_in = 0;
+    for (const Bytes& s : streams) max_in = s.size() > max_in ? s.size() : max_in;
+    const size_t n = streams.size();
+    DeviceChunks in(streams, max_in);
+    DeviceChunks back(std::vector<Bytes>(n), raw.size());
+    DeviceResults r(n);
+    size_t temp_bytes = 0;
+    CHECK(mans_device_decompress_temp_bytes(dev, n, raw.size(), 0, &temp_bytes) == MANS_OK, "temp query");
+    void* temp = nullptr;
+    if (!cuda_ok(cudaMalloc(&temp, temp_bytes), "cudaMalloc temp")) return;
+    const mans_status st = mans_device_decompress_async(dev, in.d_ptrs, in.d_bytes, n, 0, temp, temp_bytes,
+                                                        back.d_ptrs, raw.size(), r.d_sizes, r.d_status, nullptr);
+    CHECK(st == MANS_OK, "decompress_async: %s", mans_status_name(st));
+    cuda_ok(cudaDeviceSynchronize(), "sync");
+    std::vector<size_t> sizes;
+    std::vector<mans_status> got;
+    r.fetch(n, &sizes, &got);
+    int damaged = 0;
+    for (size_t c = 0; c < n; ++c) {
+        damaged += expect[c] != MANS_OK;
+        CHECK(got[c] == expect[c], "damaged stream %zu: device %s, CPU %s", c, mans_status_name(got[c]),
+              mans_status_name(expect[c]));
+        if (got[c] == MANS_OK && expect[c] == MANS_OK)
+            CHECK(back.fetch(c, sizes[c]) == raw, "damaged stream %zu decoded OK but differs", c);
+    }
+    std::printf("damaged streams: %zu in one batch (%d refused by the CPU), statuses compared\n", n, damaged);
+    cudaFree(temp);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -202,6 +259,11 @@ int main(int argc, char** argv) {
         round_trip(dev, t.dt, chunks, true, &tc, &td);
         std::printf("%s %zu-byte elements, 5 chunks (0 to 300,001 elements): %s\n", failures == before ? "ok  " : "FAIL",
                     t.esize, failures == before ? "CPU's streams, decoded" : "see above");
+    }
+    {
+        const int before = failures;
+        damaged_streams(dev);
+        std::printf("%s damaged streams: the CPU's statuses\n", failures == before ? "ok  " : "FAIL");
     }
     if (argc > 1 && std::strcmp(argv[1], "--bench") == 0) {
         const size_t chunk_bytes = size_t{4} << 20, chunks = 256;  // 1 GiB of u16

@@ -23,6 +23,15 @@
  *                  larger than max_block_bytes (or more numerous than the
  *                  temp was sized for: only crafted streams).
  * Checksums are computed and verified on the device.
+ *
+ * Memory: temp must be 16-byte aligned (cudaMalloc/hipMalloc memory is),
+ * the arrays naturally aligned, and out_bytes must not be in_bytes (nor
+ * overlap any input). A chunk's out_bytes[c] is meaningful only with its
+ * status: on MANS_ERR_DST_TOO_SMALL it is the size needed, larger than the
+ * buffer, so pass compressed sizes on to decompression only for chunks
+ * that succeeded. The first call may wait for work queued on the device:
+ * it raises the CUDA per-thread stack limit to what the kernels need
+ * (8 KiB) once, and leaves it there.
  */
 #ifndef MANS_MANS_DEVICE_H
 #define MANS_MANS_DEVICE_H

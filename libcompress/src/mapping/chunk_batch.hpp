@@ -15,8 +15,9 @@
 // Decompression:
 //   1. parse_chunk         for every chunk: the frame checked as the CPU
 //      checks it (frame_hd.hpp), offsets and checksums into temp;
-//   2. decode_chunk_block  for every (chunk, block): decoded into the
-//      output and its checksum verified;
+//   1b. index_chunk_blocks (one thread): the real blocks, listed;
+//   2. decode_chunk_block  for every listed block: decoded into the output
+//      and its checksum verified;
 //   3. finish_chunk_decode for every chunk: the lowest failing block's
 //      status, as the CPU reports it.
 // The streams are the CPU's bytes (one shape-less stream per chunk, as
@@ -107,15 +108,21 @@ MANS_HD std::uint64_t chunk_encode_wave(unsigned esize, const mans_backend_chunk
     return wave_for_temp(a.temp_bytes, fixed.total, fixed.slice, fixed.total_blocks);
 }
 
-// Checks chunk c's input; *n gets its element count.
+// Checks chunk c's input in the CPU's order (null pointers, then the
+// size), then against the batch's max_in_bytes; *n gets its element count.
 MANS_HD std::int32_t chunk_input_status(const mans_backend_chunk_batch& a, unsigned esize, std::uint64_t c,
                                         std::uint64_t* n) {
     const std::uint64_t bytes = a.in_bytes[c];
     *n = bytes / esize;
+    if ((bytes && !a.in_ptrs[c]) || (!a.out_ptrs[c] && a.out_capacity)) return MANS_ERR_INVALID_ARGUMENT;
     if (bytes % esize) return MANS_ERR_SIZE_NOT_MULTIPLE;
-    if (bytes > a.max_in_bytes || (bytes && !a.in_ptrs[c])) return MANS_ERR_INVALID_ARGUMENT;
+    if (bytes > a.max_in_bytes) return MANS_ERR_INVALID_ARGUMENT;
     return MANS_OK;
 }
+
+// offsets[] entry of a block slot past its chunk's end (place_chunk_block
+// skips it without reading in_bytes, which out_bytes may have replaced).
+inline constexpr std::uint64_t kNoBlock = ~std::uint64_t{0};
 
 // Step 1 for global block g (chunk g / per_chunk), with `scratch` (l.slice
 // bytes). Blocks past their chunk's end and blocks of invalid chunks do
@@ -161,8 +168,8 @@ MANS_HD void finish_chunk_encode(const mans_backend_chunk_batch& a, const ChunkE
     const DType dtype = static_cast<DType>(a.dtype);
     const unsigned esize = elem_bytes(dtype);
     std::uint64_t n = 0;
+    std::int32_t st = chunk_input_status(a, esize, c, &n);  // reads in_bytes[c] before out_bytes[c] is written
     a.out_bytes[c] = 0;
-    std::int32_t st = chunk_input_status(a, esize, c, &n);
     if (st != MANS_OK) {
         a.statuses[c] = st;
         return;
@@ -185,9 +192,9 @@ MANS_HD void finish_chunk_encode(const mans_backend_chunk_batch& a, const ChunkE
         offsets[b] = total;
         total += sizes[b];
     }
+    for (std::uint64_t b = nblocks; b < l.per_chunk; ++b) offsets[b] = kNoBlock;
     a.out_bytes[c] = total;
-    if (total > a.out_capacity) st = MANS_ERR_DST_TOO_SMALL;
-    else if (!a.out_ptrs[c]) st = MANS_ERR_INVALID_ARGUMENT;
+    if (total > a.out_capacity) st = MANS_ERR_DST_TOO_SMALL;  // (a null output has capacity 0)
     if (st == MANS_OK) {
         const auto entry = [&](std::uint64_t b) {
             return IndexEntry{static_cast<std::uint32_t>(sizes[b]), sums[b]};
@@ -200,11 +207,10 @@ MANS_HD void finish_chunk_encode(const mans_backend_chunk_batch& a, const ChunkE
 // Step 3 for global block g: its payload behind the prefix, when its chunk
 // succeeded.
 MANS_HD void place_chunk_block(const mans_backend_chunk_batch& a, const ChunkEncodeLayout& l, std::uint64_t g) {
-    const std::uint64_t c = g / l.per_chunk, b = g % l.per_chunk;
+    const std::uint64_t c = g / l.per_chunk;
     if (a.statuses[c] != MANS_OK) return;
-    const std::uint64_t n = a.in_bytes[c] / elem_bytes(static_cast<DType>(a.dtype));
-    if (b >= ceil_div_u64(n, a.block_elems)) return;
     const std::uint64_t offset = reinterpret_cast<const std::uint64_t*>(a.temp + l.offsets)[g];
+    if (offset == kNoBlock) return;
     const std::uint64_t size = reinterpret_cast<const std::uint64_t*>(a.temp + l.payload_bytes)[g];
     hd_memcpy(static_cast<std::uint8_t*>(a.out_ptrs[c]) + offset, a.temp + l.slots + g * l.slot_bytes,
               static_cast<std::size_t>(size));
@@ -216,9 +222,11 @@ MANS_HD void place_chunk_block(const mans_backend_chunk_batch& a, const ChunkEnc
 // this library writes have blocks of at least kMinBlockBytes and a raw size
 // within out_capacity; a stream with more blocks (or larger ones than
 // max_block_bytes) is refused with MANS_ERR_INVALID_ARGUMENT.
+// The blocks are decoded by compact index (index_chunk_blocks lists the
+// real ones), so the scratch need only cover the blocks in flight.
 struct ChunkDecodeLayout {
     std::uint64_t per_chunk, total_blocks, slice, max_n, wave_blocks;
-    std::size_t headers, offsets, payload_bytes, checksums, block_status, scratch, total;
+    std::size_t headers, offsets, payload_bytes, checksums, block_status, block_slots, real_blocks, scratch, total;
 };
 
 MANS_HD ChunkDecodeLayout chunk_decode_layout(std::uint64_t chunks, std::uint64_t out_capacity,
@@ -238,9 +246,21 @@ MANS_HD ChunkDecodeLayout chunk_decode_layout(std::uint64_t chunks, std::uint64_
     l.payload_bytes = t.take(l.total_blocks * 4);
     l.checksums = t.take(l.total_blocks * 4);
     l.block_status = t.take(l.total_blocks * 4);
+    l.block_slots = t.take(l.total_blocks * 8);
+    l.real_blocks = t.take(8);
     l.scratch = t.take(l.wave_blocks * l.slice);
     l.total = t.at;
     return l;
+}
+
+// Blocks in flight the temp query asks room for: the blocks of chunks
+// of out_capacity raw bytes in blocks of max_block_bytes, at most
+// kChunkWaveBlocks (streams with smaller blocks run in more waves).
+MANS_HD std::uint64_t chunk_decode_default_wave(std::uint64_t chunks, std::uint64_t out_capacity,
+                                                std::uint64_t max_block_bytes) {
+    const std::uint64_t per = ceil_div_u64(out_capacity, max_block_bytes);
+    const std::uint64_t expect = (per ? per : 1) * chunks;
+    return expect < kChunkWaveBlocks ? expect : kChunkWaveBlocks;
 }
 
 MANS_HD std::uint64_t chunk_decode_wave(const mans_backend_chunk_batch& a) {
@@ -251,12 +271,14 @@ MANS_HD std::uint64_t chunk_decode_wave(const mans_backend_chunk_batch& a) {
 // Step 1 for chunk c: the frame, checked as parse_frame checks it, then
 // what this batch can take (capacity, block size, block count).
 MANS_HD void parse_chunk(const mans_backend_chunk_batch& a, const ChunkDecodeLayout& l, std::uint64_t c) {
-    a.out_bytes[c] = 0;
     const std::uint8_t* src = static_cast<const std::uint8_t*>(a.in_ptrs[c]);
-    const std::size_t size = static_cast<std::size_t>(a.in_bytes[c]);
+    const std::size_t size = static_cast<std::size_t>(a.in_bytes[c]);  // read before out_bytes[c] is written
+    a.out_bytes[c] = 0;
     FrameHeader& h = reinterpret_cast<FrameHeader*>(a.temp + l.headers)[c];
     h = FrameHeader{};
-    Errc e = parse_frame_header_with(src, size, HdChecksum32{}, &h);
+    // The CPU's first check (mans_decompress), then the frame's.
+    Errc e = (!src && size) || (!a.out_ptrs[c] && a.out_capacity) ? Errc::invalid_argument
+                                                                  : parse_frame_header_with(src, size, HdChecksum32{}, &h);
     const std::uint64_t g0 = c * l.per_chunk;
     if (e == Errc::ok) {
         std::uint64_t* offsets = reinterpret_cast<std::uint64_t*>(a.temp + l.offsets) + g0;
@@ -276,21 +298,36 @@ MANS_HD void parse_chunk(const mans_backend_chunk_batch& a, const ChunkDecodeLay
     }
     // The CPU's next check, then what this batch's temp can take.
     const std::uint64_t raw = h.count * elem_bytes(h.dtype);
-    if (e == Errc::ok && raw > a.out_capacity) e = Errc::dst_too_small;
-    if (e == Errc::ok && raw && !a.out_ptrs[c]) e = Errc::invalid_argument;
-    if (e == Errc::ok && (h.block_count() > l.per_chunk || h.block_elems * elem_bytes(h.dtype) > a.max_block_bytes))
+    if (e == Errc::ok && raw > a.out_capacity) e = Errc::dst_too_small;  // (a null output has capacity 0)
+    const std::uint64_t largest = h.block_elems < h.count ? h.block_elems : h.count;  // elements of the largest block
+    if (e == Errc::ok && (h.block_count() > l.per_chunk || largest * elem_bytes(h.dtype) > a.max_block_bytes))
         e = Errc::invalid_argument;
     if (e == Errc::dst_too_small) a.out_bytes[c] = raw;
     a.statuses[c] = static_cast<std::int32_t>(e);
 }
 
-// Step 2 for global block g, with `scratch` (l.slice bytes).
-MANS_HD void decode_chunk_block(const mans_backend_chunk_batch& a, const ChunkDecodeLayout& l, std::uint64_t g,
+// Between steps 1 and 2, one thread: lists the slots (c * per_chunk + b) of
+// the blocks of the chunks that parsed, so that step 2 runs on real blocks
+// only (a serial pass: one add per block).
+MANS_HD void index_chunk_blocks(const mans_backend_chunk_batch& a, const ChunkDecodeLayout& l) {
+    std::uint64_t* slots = reinterpret_cast<std::uint64_t*>(a.temp + l.block_slots);
+    const FrameHeader* headers = reinterpret_cast<const FrameHeader*>(a.temp + l.headers);
+    std::uint64_t k = 0;
+    for (std::uint64_t c = 0; c < a.chunks; ++c) {
+        if (a.statuses[c] != MANS_OK) continue;
+        const std::uint64_t nblocks = headers[c].block_count();  // <= per_chunk (parse_chunk)
+        for (std::uint64_t b = 0; b < nblocks; ++b) slots[k++] = c * l.per_chunk + b;
+    }
+    *reinterpret_cast<std::uint64_t*>(a.temp + l.real_blocks) = k;
+}
+
+// Step 2 for the k-th real block, with `scratch` (l.slice bytes).
+MANS_HD void decode_chunk_block(const mans_backend_chunk_batch& a, const ChunkDecodeLayout& l, std::uint64_t k,
                                 std::uint8_t* scratch) {
+    if (k >= *reinterpret_cast<const std::uint64_t*>(a.temp + l.real_blocks)) return;
+    const std::uint64_t g = reinterpret_cast<const std::uint64_t*>(a.temp + l.block_slots)[k];
     const std::uint64_t c = g / l.per_chunk, b = g % l.per_chunk;
-    if (a.statuses[c] != MANS_OK) return;
     const FrameHeader& h = reinterpret_cast<const FrameHeader*>(a.temp + l.headers)[c];
-    if (b >= h.block_count()) return;
     const unsigned esize = elem_bytes(h.dtype);
     const std::uint64_t offset = reinterpret_cast<const std::uint64_t*>(a.temp + l.offsets)[g];
     const std::uint32_t size = reinterpret_cast<const std::uint32_t*>(a.temp + l.payload_bytes)[g];
