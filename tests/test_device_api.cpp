@@ -237,6 +237,12 @@ TEST_CASE("device API: per-chunk argument errors leave the other chunks coded", 
     const Decompressed dec = device_decompress(d.dev, {cpu}, good.size() - 4);
     REQUIRE(dec.statuses[0] == MANS_ERR_DST_TOO_SMALL);
     REQUIRE(dec.out_bytes[0] == good.size());
+    // Temp sizes that would overflow are refused, not wrapped.
+    size_t huge_temp = 0;
+    REQUIRE(mans_device_compress_temp_bytes(d.dev, MANS_DTYPE_U8, 64u << 20, 1, SIZE_MAX - (size_t{1} << 42),
+                                            &huge_temp) == MANS_ERR_INVALID_ARGUMENT);
+    REQUIRE(mans_device_decompress_temp_bytes(d.dev, size_t{1} << 40, SIZE_MAX / 2, 0, &huge_temp) ==
+            MANS_ERR_INVALID_ARGUMENT);
     // Bad call arguments.
     REQUIRE(mans_device_compress_async(d.dev, static_cast<mans_dtype>(0), 0, nullptr, nullptr, 0, 1, nullptr, 0,
                                        nullptr, 0, nullptr, nullptr, nullptr) == MANS_ERR_UNSUPPORTED_DTYPE);

@@ -394,6 +394,8 @@ __global__ void chunk_finish_decode(mans_backend_chunk_batch a, ChunkDecodeLayou
 unsigned groups_for(std::uint64_t threads) {
     return static_cast<unsigned>((threads + kThreadsPerGroup - 1) / kThreadsPerGroup);
 }
+// Launches of at most 2^31 - 1 groups (the grid's x limit).
+bool grid_fits(std::uint64_t threads) { return (threads + kThreadsPerGroup - 1) / kThreadsPerGroup <= 0x7fffffffu; }
 
 int chunk_fail(mans_backend_probe_result* err, const char* what, mans::gpu::Error e) {
     set_text(err, what, e);
@@ -416,7 +418,7 @@ int chunk_encode(const mans_backend_chunk_batch* a, mans_backend_probe_result* e
     const ChunkEncodeLayout l = chunk_encode_layout(esize, a ? a->block_elems : 0, a ? a->chunks : 0,
                                                     a ? a->max_in_bytes : 0, wave);
     if (!a || a->struct_size < sizeof(mans_backend_chunk_batch) || esize == 0 || a->block_elems == 0 ||
-        (l.total_blocks && wave == 0)) {
+        (l.total_blocks && wave == 0) || !grid_fits(a->chunks) || !grid_fits(l.total_blocks)) {
         if (err) std::snprintf(err->text, sizeof err->text, "invalid chunk batch or temp too small");
         return -1;
     }
@@ -446,6 +448,10 @@ int chunk_decode(const mans_backend_chunk_batch* a, mans_backend_probe_result* e
         return -1;
     }
     const ChunkDecodeLayout l = chunk_decode_layout(a->chunks, a->out_capacity, a->max_block_bytes, wave);
+    if (!grid_fits(a->chunks) || !grid_fits(wave)) {
+        if (err) std::snprintf(err->text, sizeof err->text, "chunk batch too large for one grid");
+        return -1;
+    }
     const auto stream = static_cast<mans::gpu::Stream>(a->stream);
     mans::gpu::Error e = mans::gpu::raise_stack_limit(stack_for(chunk_decode_blocks, kDecodeStackBytes));
     if (e == mans::gpu::kSuccess) {

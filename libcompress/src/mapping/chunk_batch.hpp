@@ -49,12 +49,21 @@ inline constexpr std::uint64_t kChunkWaveBlocks = 1024;
 
 MANS_HD std::uint64_t ceil_div_u64(std::uint64_t a, std::uint64_t b) { return b ? a / b + (a % b != 0) : 0; }
 
-// Hands out 16-byte aligned byte offsets of a temp, one part after another.
+// Hands out 16-byte aligned byte offsets of a temp, one part of count
+// entries of `size` bytes after another; notes when a size overflows.
 struct TempCursor {
     std::size_t at = 0;
-    MANS_HD std::size_t take(std::uint64_t bytes) {
+    bool overflow = false;
+    MANS_HD std::size_t take(std::uint64_t count, std::uint64_t size) {
         const std::size_t here = at;
-        at += align16(static_cast<std::size_t>(bytes));
+        constexpr std::uint64_t kLimit = ~std::uint64_t{0} >> 2;  // far beyond any memory
+        if (size && count > kLimit / size) {
+            overflow = true;
+            return here;
+        }
+        const std::uint64_t bytes = count * size;
+        if (bytes > kLimit - at) overflow = true;
+        else at += align16(static_cast<std::size_t>(bytes));
         return here;
     }
 };
@@ -91,12 +100,13 @@ MANS_HD ChunkEncodeLayout chunk_encode_layout(unsigned esize, std::uint64_t bloc
     l.slice = encode_slice_layout(static_cast<std::size_t>(block_elems), esize).total;
     l.wave_blocks = wave_blocks < l.total_blocks ? wave_blocks : l.total_blocks;
     TempCursor t;
-    l.slots = t.take(l.total_blocks * l.slot_bytes);
-    l.payload_bytes = t.take(l.total_blocks * 8);
-    l.checksums = t.take(l.total_blocks * 4);
-    l.block_status = t.take(l.total_blocks * 4);
-    l.offsets = t.take(l.total_blocks * 8);
-    l.scratch = t.take(l.wave_blocks * l.slice);
+    l.slots = t.take(l.total_blocks, l.slot_bytes);
+    l.payload_bytes = t.take(l.total_blocks, 8);
+    l.checksums = t.take(l.total_blocks, 4);
+    l.block_status = t.take(l.total_blocks, 4);
+    l.offsets = t.take(l.total_blocks, 8);
+    l.scratch = t.take(l.wave_blocks, l.slice);
+    if (t.overflow) return ChunkEncodeLayout{};
     l.total = t.at;
     return l;
 }
@@ -241,14 +251,15 @@ MANS_HD ChunkDecodeLayout chunk_decode_layout(std::uint64_t chunks, std::uint64_
     l.slice = block_scratch_bytes(static_cast<std::size_t>(l.max_n));
     l.wave_blocks = wave_blocks < l.total_blocks ? wave_blocks : l.total_blocks;
     TempCursor t;
-    l.headers = t.take(chunks * sizeof(FrameHeader));
-    l.offsets = t.take(l.total_blocks * 8);
-    l.payload_bytes = t.take(l.total_blocks * 4);
-    l.checksums = t.take(l.total_blocks * 4);
-    l.block_status = t.take(l.total_blocks * 4);
-    l.block_slots = t.take(l.total_blocks * 8);
-    l.real_blocks = t.take(8);
-    l.scratch = t.take(l.wave_blocks * l.slice);
+    l.headers = t.take(chunks, sizeof(FrameHeader));
+    l.offsets = t.take(l.total_blocks, 8);
+    l.payload_bytes = t.take(l.total_blocks, 4);
+    l.checksums = t.take(l.total_blocks, 4);
+    l.block_status = t.take(l.total_blocks, 4);
+    l.block_slots = t.take(l.total_blocks, 8);
+    l.real_blocks = t.take(1, 8);
+    l.scratch = t.take(l.wave_blocks, l.slice);
+    if (t.overflow) return ChunkDecodeLayout{};
     l.total = t.at;
     return l;
 }
