@@ -34,6 +34,32 @@ struct Device {
     ~Device() { mans_device_close(dev); }
 };
 
+// The arrays of one call, in host memory (the stand-in's "device"):
+// inputs, outputs of out_capacity bytes, results preset to garbage, temp.
+struct HostBatch {
+    std::vector<const void*> in_ptrs;
+    std::vector<size_t> in_bytes;
+    std::vector<Bytes> out;
+    std::vector<void*> out_ptrs;
+    std::vector<size_t> out_bytes;
+    std::vector<mans_status> statuses;
+    std::vector<std::uint8_t> temp;
+    HostBatch(const std::vector<Bytes>& inputs, size_t out_capacity, size_t temp_bytes)
+        : out(inputs.size(), Bytes(out_capacity, 0xEE)), out_bytes(inputs.size(), 12345),
+          statuses(inputs.size(), MANS_ERR_INTERNAL), temp(temp_bytes, 0x5A) {
+        for (size_t c = 0; c < inputs.size(); ++c) {
+            in_ptrs.push_back(inputs[c].data());
+            in_bytes.push_back(inputs[c].size());
+            out_ptrs.push_back(out[c].data());
+        }
+    }
+    // Each output cut to its size (empty unless its status is MANS_OK).
+    std::vector<Bytes> results() {
+        for (size_t c = 0; c < out.size(); ++c) out[c].resize(statuses[c] == MANS_OK ? out_bytes[c] : 0);
+        return out;
+    }
+};
+
 struct Compressed {
     mans_status call = MANS_OK;
     std::vector<Bytes> streams;  // out_bytes[c] bytes of each output
@@ -44,32 +70,19 @@ struct Compressed {
 // Compresses the chunks in one batch; temp_bytes 0: what the query says.
 Compressed device_compress(mans_device* dev, mans::DType dt, size_t block_bytes, const std::vector<Bytes>& chunks,
                            size_t max_chunk_bytes, size_t out_capacity = 0, size_t temp_bytes = 0) {
-    const size_t n = chunks.size();
     if (out_capacity == 0) out_capacity = mans_device_compress_max_output_bytes(max_chunk_bytes);
     size_t query = 0;
-    REQUIRE(mans_device_compress_temp_bytes(dev, static_cast<mans_dtype>(dt), block_bytes, n, max_chunk_bytes, &query) ==
-            MANS_OK);
-    if (temp_bytes == 0) temp_bytes = query;
-    std::vector<std::uint8_t> temp(temp_bytes, 0x5A);
-    std::vector<const void*> in_ptrs(n);
-    std::vector<size_t> in_bytes(n);
-    std::vector<Bytes> out(n, Bytes(out_capacity, 0xEE));
-    std::vector<void*> out_ptrs(n);
+    REQUIRE(mans_device_compress_temp_bytes(dev, static_cast<mans_dtype>(dt), block_bytes, chunks.size(),
+                                            max_chunk_bytes, &query) == MANS_OK);
+    HostBatch h(chunks, out_capacity, temp_bytes ? temp_bytes : query);
     Compressed r;
-    r.out_bytes.assign(n, 12345);
-    r.statuses.assign(n, MANS_ERR_INTERNAL);
-    for (size_t c = 0; c < n; ++c) {
-        in_ptrs[c] = chunks[c].data();
-        in_bytes[c] = chunks[c].size();
-        out_ptrs[c] = out[c].data();
-    }
-    r.call = mans_device_compress_async(dev, static_cast<mans_dtype>(dt), block_bytes, in_ptrs.data(), in_bytes.data(),
-                                        max_chunk_bytes, n, temp.data(), temp.size(), out_ptrs.data(), out_capacity,
-                                        r.out_bytes.data(), r.statuses.data(), nullptr);
-    for (size_t c = 0; c < n; ++c) {
-        out[c].resize(r.statuses[c] == MANS_OK ? r.out_bytes[c] : 0);
-        r.streams.push_back(out[c]);
-    }
+    r.call = mans_device_compress_async(dev, static_cast<mans_dtype>(dt), block_bytes, h.in_ptrs.data(),
+                                        h.in_bytes.data(), max_chunk_bytes, chunks.size(), h.temp.data(),
+                                        h.temp.size(), h.out_ptrs.data(), out_capacity, h.out_bytes.data(),
+                                        h.statuses.data(), nullptr);
+    r.streams = h.results();
+    r.out_bytes = h.out_bytes;
+    r.statuses = h.statuses;
     return r;
 }
 
@@ -82,30 +95,16 @@ struct Decompressed {
 
 Decompressed device_decompress(mans_device* dev, const std::vector<Bytes>& streams, size_t out_capacity,
                                size_t max_block_bytes = 0, size_t temp_bytes = 0) {
-    const size_t n = streams.size();
     size_t query = 0;
-    REQUIRE(mans_device_decompress_temp_bytes(dev, n, out_capacity, max_block_bytes, &query) == MANS_OK);
-    if (temp_bytes == 0) temp_bytes = query;
-    std::vector<std::uint8_t> temp(temp_bytes, 0x5A);
-    std::vector<const void*> in_ptrs(n);
-    std::vector<size_t> in_bytes(n);
-    std::vector<Bytes> out(n, Bytes(out_capacity, 0xEE));
-    std::vector<void*> out_ptrs(n);
+    REQUIRE(mans_device_decompress_temp_bytes(dev, streams.size(), out_capacity, max_block_bytes, &query) == MANS_OK);
+    HostBatch h(streams, out_capacity, temp_bytes ? temp_bytes : query);
     Decompressed r;
-    r.out_bytes.assign(n, 12345);
-    r.statuses.assign(n, MANS_ERR_INTERNAL);
-    for (size_t c = 0; c < n; ++c) {
-        in_ptrs[c] = streams[c].data();
-        in_bytes[c] = streams[c].size();
-        out_ptrs[c] = out[c].data();
-    }
-    r.call = mans_device_decompress_async(dev, in_ptrs.data(), in_bytes.data(), n, max_block_bytes, temp.data(),
-                                          temp.size(), out_ptrs.data(), out_capacity, r.out_bytes.data(),
-                                          r.statuses.data(), nullptr);
-    for (size_t c = 0; c < n; ++c) {
-        out[c].resize(r.statuses[c] == MANS_OK ? r.out_bytes[c] : 0);
-        r.data.push_back(out[c]);
-    }
+    r.call = mans_device_decompress_async(dev, h.in_ptrs.data(), h.in_bytes.data(), streams.size(), max_block_bytes,
+                                          h.temp.data(), h.temp.size(), h.out_ptrs.data(), out_capacity,
+                                          h.out_bytes.data(), h.statuses.data(), nullptr);
+    r.data = h.results();
+    r.out_bytes = h.out_bytes;
+    r.statuses = h.statuses;
     return r;
 }
 
