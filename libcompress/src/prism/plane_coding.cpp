@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "core/byte_io.hpp"
+#include "core/hd.hpp"  // popcount64_hd
 #include "core/status.hpp"
 #include "prism/lossless.hpp"
 
@@ -27,15 +28,6 @@ std::uint32_t higher_mask(unsigned b, unsigned planes, Coding c) {
     std::uint32_t m = 0;
     for (unsigned k = 0; k < b; ++k) m = with_plane_bit(m, k, planes, c, 1);
     return m;
-}
-
-// SWAR popcount: the portable build has no POPCNT instruction, and the
-// builtin becomes a library call.
-unsigned popcount64(std::uint64_t v) {
-    v = v - ((v >> 1) & 0x5555555555555555ull);
-    v = (v & 0x3333333333333333ull) + ((v >> 2) & 0x3333333333333333ull);
-    v = (v + (v >> 4)) & 0x0f0f0f0f0f0f0f0full;
-    return static_cast<unsigned>((v * 0x0101010101010101ull) >> 56);
 }
 
 // Context masks of 64 codes from the significance of the codes (sig) and of
@@ -242,7 +234,7 @@ void encode_plane_chunks(const std::uint32_t* words, std::uint64_t len, unsigned
         if (!any) return;
         BitSink sinks[kStreams];
         for_each_word(sig, fr, len, [&](std::size_t w, const std::uint64_t* m) {
-            for (unsigned k = 0; k < kStreams; ++k) sinks[k].append(gather(plane[w], m[k]), popcount64(m[k]));
+            for (unsigned k = 0; k < kStreams; ++k) sinks[k].append(gather(plane[w], m[k]), popcount64_hd(m[k]));
         });
         put_sub_blobs(sinks, seg);
     };
@@ -273,7 +265,7 @@ Errc decode_plane_chunks(const std::uint8_t* const* payload, const std::size_t* 
         }
         std::uint64_t count[kStreams] = {};
         for_each_word(sig, fresh, len, [&](std::size_t, const std::uint64_t* m) {
-            for (unsigned k = 0; k < kStreams; ++k) count[k] += popcount64(m[k]);
+            for (unsigned k = 0; k < kStreams; ++k) count[k] += popcount64_hd(m[k]);
         });
         ByteReader r(payload[i], size[i]);
         std::uint16_t methods = 0;
@@ -289,7 +281,7 @@ Errc decode_plane_chunks(const std::uint8_t* const* payload, const std::size_t* 
         for_each_word(sig, fresh, len, [&](std::size_t w, const std::uint64_t* m) {
             std::uint64_t p = 0;
             for (unsigned k = 0; k < kStreams; ++k) {
-                const unsigned n = popcount64(m[k]);
+                const unsigned n = popcount64_hd(m[k]);
                 if (n) p |= scatter(sources[k].take(n), m[k]);
             }
             plane[w] = p;
