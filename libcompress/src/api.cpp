@@ -1,6 +1,5 @@
 // api.cpp - the C++ API: framing blocks, running them on a backend, checksums.
 #include <algorithm>
-#include <cstddef>
 #include <cstring>
 #include <exception>
 #include <map>
@@ -331,9 +330,7 @@ const mans_backend_module* device_chunk_module(mans::Backend requested, std::str
         if (reason.empty()) reason = module_reason(name, BackendOp::mans_decompress);
         const mans_backend_module* m = usable_module(name, BackendOp::mans_compress);
         if (reason.empty() && m) {
-            const bool has_chunks = m->struct_size >= offsetof(mans_backend_module, chunk_decode) + sizeof(void*) &&
-                                    (m->caps & MANS_BACKEND_CAP_DEVICE_CHUNKS) && m->chunk_encode && m->chunk_decode;
-            if (has_chunks) return m;
+            if (module_has_device_chunks(m)) return m;
             reason = std::string(name) + ": module has no device-memory entries";
         }
         if (!why->empty()) *why += "; ";

@@ -73,6 +73,13 @@ bool ModuleState::has_op(BackendOp op) const {
     return false;
 }
 
+bool module_has_device_chunks(const mans_backend_module* m) {
+    const std::size_t after_chunks = offsetof(mans_backend_module, chunk_decode) + sizeof(void*);
+    return m && (m->caps & MANS_BACKEND_CAP_DEVICE_CHUNKS) &&
+           field_or_null(m, &mans_backend_module::chunk_encode, after_chunks) != nullptr &&
+           field_or_null(m, &mans_backend_module::chunk_decode, after_chunks) != nullptr;
+}
+
 std::string module_file_name(const std::string& name) { return "libmans_backend_" + name + ".so"; }
 
 std::vector<std::string> split_search_path(const char* list) {

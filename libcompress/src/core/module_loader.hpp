@@ -44,6 +44,10 @@ struct ModuleState {
     }
 };
 
+// Whether a loaded module implements the device-memory API's chunk entries
+// (flag and both pointers, read only when its struct_size covers them).
+bool module_has_device_chunks(const mans_backend_module* m);
+
 // "cuda" -> "libmans_backend_cuda.so".
 std::string module_file_name(const std::string& name);
 
