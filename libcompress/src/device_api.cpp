@@ -8,6 +8,7 @@
 #include <string>
 
 #include "backend_module.hpp"
+#include "core/module_loader.hpp"  // gpu_module_device
 #include "device_module.hpp"
 #include "mans/mans.hpp"
 #include "mans/mans_device.h"
@@ -30,14 +31,7 @@ constexpr std::uint64_t kDefaultBlockBytes = mans::kDefaultBlockBytes;
 
 bool valid_backend(mans_backend b) { return b >= MANS_BACKEND_AUTO && b <= MANS_BACKEND_HIP; }
 
-// The kernels read temp as 8-byte words and structs: it must be 16-byte
-// aligned (cudaMalloc/hipMalloc give 256), the arrays naturally aligned.
 bool aligned(const void* p, std::uintptr_t to) { return reinterpret_cast<std::uintptr_t>(p) % to == 0; }
-bool arrays_aligned(const void* in_ptrs, const void* in_bytes, const void* out_ptrs, const void* out_bytes,
-                    const void* statuses, const void* temp) {
-    return aligned(in_ptrs, 8) && aligned(in_bytes, 8) && aligned(out_ptrs, 8) && aligned(out_bytes, 8) &&
-           aligned(statuses, 4) && aligned(temp, 16);
-}
 
 // Element size of a dtype, 0 when it is not one.
 unsigned esize_of(mans_dtype t) {
@@ -45,11 +39,22 @@ unsigned esize_of(mans_dtype t) {
     return mans::detail::elem_bytes(static_cast<mans::DType>(t));
 }
 
-// Elements per block for block_bytes (0: default), 0 when out of range.
-std::uint64_t block_elems_for(size_t block_bytes, unsigned esize) {
+// Element size and elements per block of a compression (block_bytes 0:
+// the default), or the error for a bad dtype or block size.
+mans_status compress_shape(mans_dtype dtype, size_t block_bytes, unsigned* esize, std::uint64_t* block_elems) {
+    *esize = esize_of(dtype);
+    if (!*esize) return MANS_ERR_UNSUPPORTED_DTYPE;
     const std::uint64_t bytes = block_bytes ? block_bytes : kDefaultBlockBytes;
-    if (bytes < mans::kMinBlockBytes || bytes > mans::kMaxBlockBytes) return 0;
-    return bytes / esize;
+    if (bytes < mans::kMinBlockBytes || bytes > mans::kMaxBlockBytes) return MANS_ERR_INVALID_ARGUMENT;
+    *block_elems = bytes / *esize;
+    return MANS_OK;
+}
+
+// The largest block a decompression's temp is sized for (0: the default
+// block size); 0 when out of range.
+std::uint64_t decode_block_bytes(size_t max_block_bytes) {
+    const std::uint64_t block = max_block_bytes ? max_block_bytes : kDefaultBlockBytes;
+    return block <= mans::kMaxBlockBytes ? block : 0;
 }
 
 // Hands the batch to the module; a batch it could not queue (a runtime
@@ -59,11 +64,21 @@ mans_status queue(mans_backend_chunks_fn fn, const mans_backend_chunk_batch& b) 
     return fn(&b, &err) == 0 ? MANS_OK : MANS_ERR_BACKEND_UNAVAILABLE;
 }
 
-// The fields both directions share (the arrays of one batch).
-mans_backend_chunk_batch make_batch(size_t num_chunks, const void* const* in_ptrs, const size_t* in_bytes,
-                                    void* const* out_ptrs, size_t out_capacity, size_t* out_bytes,
-                                    mans_status* statuses, void* temp, size_t temp_bytes, void* stream) {
-    mans_backend_chunk_batch b{};
+// The fields both directions share (the arrays of one batch) into *out,
+// after checking them: no null array (nor a null temp of non-zero size), a
+// 16-byte aligned temp (the kernels read it as 8-byte words and structs;
+// cudaMalloc/hipMalloc give 256), naturally aligned arrays, and out_bytes
+// that is not in_bytes.
+mans_status make_batch(size_t num_chunks, const void* const* in_ptrs, const size_t* in_bytes, void* const* out_ptrs,
+                       size_t out_capacity, size_t* out_bytes, mans_status* statuses, void* temp, size_t temp_bytes,
+                       void* stream, mans_backend_chunk_batch* out) {
+    if (!in_ptrs || !in_bytes || !out_ptrs || !out_bytes || !statuses || (!temp && temp_bytes) ||
+        !aligned(in_ptrs, 8) || !aligned(in_bytes, 8) || !aligned(out_ptrs, 8) || !aligned(out_bytes, 8) ||
+        !aligned(statuses, 4) || !aligned(temp, 16) ||
+        static_cast<const void*>(in_bytes) == static_cast<const void*>(out_bytes))
+        return MANS_ERR_INVALID_ARGUMENT;
+    mans_backend_chunk_batch& b = *out;
+    b = mans_backend_chunk_batch{};
     b.struct_size = sizeof(mans_backend_chunk_batch);
     b.chunks = num_chunks;
     b.out_capacity = out_capacity;
@@ -75,7 +90,7 @@ mans_backend_chunk_batch make_batch(size_t num_chunks, const void* const* in_ptr
     b.temp = static_cast<std::uint8_t*>(temp);
     b.temp_bytes = temp_bytes;
     b.stream = stream;
-    return b;
+    return MANS_OK;
 }
 
 }  // namespace
@@ -91,10 +106,8 @@ mans_status mans_device_open(mans_backend backend, mans_device** out) {
         if (!m) return MANS_ERR_BACKEND_UNAVAILABLE;
         auto* dev = new mans_device;
         dev->module = m;
-        mans_backend_probe_result probe{};
-        m->probe(&probe);
-        probe.text[sizeof probe.text - 1] = '\0';  // the module's text is untrusted
-        dev->description = std::string(m->name) + " (" + probe.text + ")";
+        // The loader probed the module already and keeps its device text.
+        dev->description = std::string(m->name) + " (" + mans::detail::gpu_module_device(m->name) + ")";
         *out = dev;
         return MANS_OK;
     } catch (const std::bad_alloc&) {
@@ -126,10 +139,9 @@ size_t mans_device_compress_max_output_bytes(size_t max_chunk_bytes) { return ma
 mans_status mans_device_compress_temp_bytes(const mans_device* dev, mans_dtype dtype, size_t block_bytes,
                                             size_t num_chunks, size_t max_chunk_bytes, size_t* temp_bytes) {
     if (!dev || !temp_bytes) return MANS_ERR_INVALID_ARGUMENT;
-    const unsigned esize = esize_of(dtype);
-    if (!esize) return MANS_ERR_UNSUPPORTED_DTYPE;
-    const std::uint64_t block_elems = block_elems_for(block_bytes, esize);
-    if (!block_elems) return MANS_ERR_INVALID_ARGUMENT;
+    unsigned esize = 0;
+    std::uint64_t block_elems = 0;
+    if (const mans_status st = compress_shape(dtype, block_bytes, &esize, &block_elems); st != MANS_OK) return st;
     const ChunkEncodeLayout l =
         mans::detail::chunk_encode_layout(esize, block_elems, num_chunks, max_chunk_bytes, mans::detail::kChunkWaveBlocks);
     if (l.total == 0 && num_chunks && max_chunk_bytes) return MANS_ERR_INVALID_ARGUMENT;
@@ -142,17 +154,15 @@ mans_status mans_device_compress_async(mans_device* dev, mans_dtype dtype, size_
                                        size_t num_chunks, void* temp, size_t temp_bytes, void* const* out_ptrs,
                                        size_t out_capacity, size_t* out_bytes, mans_status* statuses, void* stream) {
     if (!dev) return MANS_ERR_INVALID_ARGUMENT;
-    const unsigned esize = esize_of(dtype);
-    if (!esize) return MANS_ERR_UNSUPPORTED_DTYPE;
-    const std::uint64_t block_elems = block_elems_for(block_bytes, esize);
-    if (!block_elems) return MANS_ERR_INVALID_ARGUMENT;
+    unsigned esize = 0;
+    std::uint64_t block_elems = 0;
+    if (const mans_status st = compress_shape(dtype, block_bytes, &esize, &block_elems); st != MANS_OK) return st;
     if (num_chunks == 0) return MANS_OK;
-    if (!in_ptrs || !in_bytes || !out_ptrs || !out_bytes || !statuses || (!temp && temp_bytes) ||
-        !arrays_aligned(in_ptrs, in_bytes, out_ptrs, out_bytes, statuses, temp) ||
-        static_cast<const void*>(in_bytes) == static_cast<const void*>(out_bytes))
-        return MANS_ERR_INVALID_ARGUMENT;
-    mans_backend_chunk_batch b =
-        make_batch(num_chunks, in_ptrs, in_bytes, out_ptrs, out_capacity, out_bytes, statuses, temp, temp_bytes, stream);
+    mans_backend_chunk_batch b;
+    if (const mans_status st = make_batch(num_chunks, in_ptrs, in_bytes, out_ptrs, out_capacity, out_bytes, statuses,
+                                          temp, temp_bytes, stream, &b);
+        st != MANS_OK)
+        return st;
     b.dtype = dtype;
     b.block_elems = block_elems;
     b.max_in_bytes = max_chunk_bytes;
@@ -165,9 +175,8 @@ mans_status mans_device_compress_async(mans_device* dev, mans_dtype dtype, size_
 
 mans_status mans_device_decompress_temp_bytes(const mans_device* dev, size_t num_chunks, size_t max_out_bytes,
                                               size_t max_block_bytes, size_t* temp_bytes) {
-    if (!dev || !temp_bytes) return MANS_ERR_INVALID_ARGUMENT;
-    const std::uint64_t block = max_block_bytes ? max_block_bytes : kDefaultBlockBytes;
-    if (block > mans::kMaxBlockBytes) return MANS_ERR_INVALID_ARGUMENT;
+    const std::uint64_t block = decode_block_bytes(max_block_bytes);
+    if (!dev || !temp_bytes || !block) return MANS_ERR_INVALID_ARGUMENT;
     const ChunkDecodeLayout l = mans::detail::chunk_decode_layout(
         num_chunks, max_out_bytes, block, mans::detail::chunk_decode_default_wave(num_chunks, max_out_bytes, block));
     if (l.total == 0 && num_chunks) return MANS_ERR_INVALID_ARGUMENT;
@@ -179,17 +188,16 @@ mans_status mans_device_decompress_async(mans_device* dev, const void* const* in
                                          size_t num_chunks, size_t max_block_bytes, void* temp, size_t temp_bytes,
                                          void* const* out_ptrs, size_t out_capacity, size_t* out_bytes,
                                          mans_status* statuses, void* stream) {
-    if (!dev) return MANS_ERR_INVALID_ARGUMENT;
-    const std::uint64_t block = max_block_bytes ? max_block_bytes : kDefaultBlockBytes;
-    if (block > mans::kMaxBlockBytes) return MANS_ERR_INVALID_ARGUMENT;
+    const std::uint64_t block = decode_block_bytes(max_block_bytes);
+    if (!dev || !block) return MANS_ERR_INVALID_ARGUMENT;
     if (num_chunks == 0) return MANS_OK;
-    if (!in_ptrs || !in_bytes || !out_ptrs || !out_bytes || !statuses || !temp ||
-        !arrays_aligned(in_ptrs, in_bytes, out_ptrs, out_bytes, statuses, temp) ||
-        static_cast<const void*>(in_bytes) == static_cast<const void*>(out_bytes))
-        return MANS_ERR_INVALID_ARGUMENT;
-    mans_backend_chunk_batch b =
-        make_batch(num_chunks, in_ptrs, in_bytes, out_ptrs, out_capacity, out_bytes, statuses, temp, temp_bytes, stream);
+    mans_backend_chunk_batch b;
+    if (const mans_status st = make_batch(num_chunks, in_ptrs, in_bytes, out_ptrs, out_capacity, out_bytes, statuses,
+                                          temp, temp_bytes, stream, &b);
+        st != MANS_OK)
+        return st;
     b.max_block_bytes = block;
+    // (A null temp has size 0: never room for one block.)
     if (mans::detail::chunk_decode_wave(b) == 0) return MANS_ERR_INVALID_ARGUMENT;
     return queue(dev->module->chunk_decode, b);
 }
