@@ -209,6 +209,22 @@ int rans_decode_lanes(const mans_backend_rans_stream* s, mans_backend_probe_resu
 constexpr std::uint64_t kMaxBlocksInFlight = 16384;
 constexpr unsigned kThreadsPerGroup = 64;
 
+unsigned groups_for(std::uint64_t threads) {
+    return static_cast<unsigned>((threads + kThreadsPerGroup - 1) / kThreadsPerGroup);
+}
+
+// launch(first, count) for the blocks [0, total) in waves of at most `wave`
+// (the scratch slices in flight), until a launch fails.
+template <typename Launch>
+mans::gpu::Error launch_in_waves(std::uint64_t total, std::uint64_t wave, const Launch& launch) {
+    mans::gpu::Error e = mans::gpu::kSuccess;
+    for (std::uint64_t first = 0; first < total && e == mans::gpu::kSuccess; first += wave) {
+        launch(first, total - first < wave ? total - first : wave);
+        e = mans::gpu::last_error();
+    }
+    return e;
+}
+
 // Blocks in flight for `blocks` blocks of `slice` scratch bytes each, after
 // `other` bytes of buffers: at most half of the free memory.
 std::uint64_t blocks_in_flight(std::uint64_t blocks, std::size_t slice, std::size_t other) {
@@ -285,13 +301,10 @@ int decode_blocks(const mans_backend_block_batch* h, mans_backend_probe_result* 
     d.offsets = static_cast<const std::uint64_t*>(b.p[1]);
     d.dst = static_cast<std::uint8_t*>(b.p[2]);
     d.status = static_cast<std::int32_t*>(b.p[3]);
-    for (std::uint64_t first = 0; first < h->blocks && e == kSuccess; first += in_flight) {
-        const std::uint64_t count = h->blocks - first < in_flight ? h->blocks - first : in_flight;
-        const unsigned groups = static_cast<unsigned>((count + kThreadsPerGroup - 1) / kThreadsPerGroup);
-        decode_blocks_thread_per_block<<<groups, kThreadsPerGroup>>>(d, first, count,
-                                                                     static_cast<std::uint8_t*>(b.p[4]), slice);
-        e = mans::gpu::last_error();
-    }
+    auto* scratch = static_cast<std::uint8_t*>(b.p[4]);
+    e = launch_in_waves(h->blocks, in_flight, [&](std::uint64_t first, std::uint64_t count) {
+        decode_blocks_thread_per_block<<<groups_for(count), kThreadsPerGroup>>>(d, first, count, scratch, slice);
+    });
     if (e == kSuccess) e = mans::gpu::device_sync();
     if (e == kSuccess) e = mans::gpu::memcpy(h->dst, b.p[2], dst_bytes, mans::gpu::kDeviceToHost);
     if (e == kSuccess) e = mans::gpu::memcpy(h->status, b.p[3], sizes[3], mans::gpu::kDeviceToHost);
@@ -333,12 +346,10 @@ int encode_blocks(const mans_backend_encode_batch* h, mans_backend_probe_result*
     d.slots = static_cast<std::uint8_t*>(b.p[1]);
     d.payload_bytes = static_cast<std::uint64_t*>(b.p[2]);
     d.status = static_cast<std::int32_t*>(b.p[3]);
-    for (std::uint64_t first = 0; first < h->blocks && e == kSuccess; first += in_flight) {
-        const std::uint64_t count = h->blocks - first < in_flight ? h->blocks - first : in_flight;
-        const unsigned groups = static_cast<unsigned>((count + kThreadsPerGroup - 1) / kThreadsPerGroup);
-        kernel<<<groups, kThreadsPerGroup>>>(d, first, count, static_cast<std::uint8_t*>(b.p[4]), slice);
-        e = mans::gpu::last_error();
-    }
+    auto* scratch = static_cast<std::uint8_t*>(b.p[4]);
+    e = launch_in_waves(h->blocks, in_flight, [&](std::uint64_t first, std::uint64_t count) {
+        kernel<<<groups_for(count), kThreadsPerGroup>>>(d, first, count, scratch, slice);
+    });
     if (e == kSuccess) e = mans::gpu::device_sync();
     // The slots come back whole: a payload's size is only known on the device.
     if (e == kSuccess) e = mans::gpu::memcpy(h->slots, b.p[1], slot_total, mans::gpu::kDeviceToHost);
@@ -391,9 +402,6 @@ __global__ void chunk_finish_decode(mans_backend_chunk_batch a, ChunkDecodeLayou
     if (c < a.chunks) finish_chunk_decode(a, l, c);
 }
 
-unsigned groups_for(std::uint64_t threads) {
-    return static_cast<unsigned>((threads + kThreadsPerGroup - 1) / kThreadsPerGroup);
-}
 // Launches of at most 2^31 - 1 groups (the grid's x limit).
 bool grid_fits(std::uint64_t threads) { return (threads + kThreadsPerGroup - 1) / kThreadsPerGroup <= 0x7fffffffu; }
 
@@ -425,11 +433,10 @@ int chunk_encode(const mans_backend_chunk_batch* a, mans_backend_probe_result* e
     const auto stream = static_cast<mans::gpu::Stream>(a->stream);
     const ChunkEncodeKernel kernel = chunk_encode_kernel_for(esize);
     mans::gpu::Error e = mans::gpu::raise_stack_limit(stack_for(kernel, kEncodeStackBytes));
-    for (std::uint64_t first = 0; first < l.total_blocks && e == mans::gpu::kSuccess; first += wave) {
-        const std::uint64_t count = l.total_blocks - first < wave ? l.total_blocks - first : wave;
-        kernel<<<groups_for(count), kThreadsPerGroup, 0, stream>>>(*a, l, first, count);
-        e = mans::gpu::last_error();
-    }
+    if (e == mans::gpu::kSuccess)
+        e = launch_in_waves(l.total_blocks, wave, [&](std::uint64_t first, std::uint64_t count) {
+            kernel<<<groups_for(count), kThreadsPerGroup, 0, stream>>>(*a, l, first, count);
+        });
     if (e == mans::gpu::kSuccess) {
         chunk_finish_encode<<<groups_for(a->chunks), kThreadsPerGroup, 0, stream>>>(*a, l);
         e = mans::gpu::last_error();
@@ -462,11 +469,10 @@ int chunk_decode(const mans_backend_chunk_batch* a, mans_backend_probe_result* e
         chunk_index_blocks<<<1, 1, 0, stream>>>(*a, l);
         e = mans::gpu::last_error();
     }
-    for (std::uint64_t first = 0; first < l.total_blocks && e == mans::gpu::kSuccess; first += wave) {
-        const std::uint64_t count = l.total_blocks - first < wave ? l.total_blocks - first : wave;
-        chunk_decode_blocks<<<groups_for(count), kThreadsPerGroup, 0, stream>>>(*a, l, first, count);
-        e = mans::gpu::last_error();
-    }
+    if (e == mans::gpu::kSuccess)
+        e = launch_in_waves(l.total_blocks, wave, [&](std::uint64_t first, std::uint64_t count) {
+            chunk_decode_blocks<<<groups_for(count), kThreadsPerGroup, 0, stream>>>(*a, l, first, count);
+        });
     if (e == mans::gpu::kSuccess) {
         chunk_finish_decode<<<groups_for(a->chunks), kThreadsPerGroup, 0, stream>>>(*a, l);
         e = mans::gpu::last_error();
