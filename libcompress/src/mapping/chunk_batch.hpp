@@ -130,6 +130,17 @@ MANS_HD std::int32_t chunk_input_status(const mans_backend_chunk_batch& a, unsig
     return MANS_OK;
 }
 
+// The frame header of a chunk of n elements: shape-less, as mans_compress
+// writes it without dims. Its block_count/block_first/block_len give the
+// chunk's blocks.
+MANS_HD FrameHeader chunk_frame_header(const mans_backend_chunk_batch& a, std::uint64_t n) {
+    FrameHeader h;
+    h.dtype = static_cast<DType>(a.dtype);
+    h.count = n;
+    h.block_elems = static_cast<std::uint32_t>(a.block_elems);
+    return h;
+}
+
 // offsets[] entry of a block slot past its chunk's end (place_chunk_block
 // skips it without reading in_bytes, which out_bytes may have replaced).
 inline constexpr std::uint64_t kNoBlock = ~std::uint64_t{0};
@@ -143,10 +154,11 @@ MANS_HD void encode_chunk_block(const mans_backend_chunk_batch& a, const ChunkEn
     constexpr unsigned esize = sizeof(U);
     const std::uint64_t c = g / l.per_chunk, b = g % l.per_chunk;
     std::uint64_t n = 0;
-    if (chunk_input_status(a, esize, c, &n) != MANS_OK || b >= ceil_div_u64(n, a.block_elems)) return;
-    const std::uint64_t first = b * a.block_elems;
-    const std::uint64_t len = n - first < a.block_elems ? n - first : a.block_elems;
-    const std::uint8_t* src = static_cast<const std::uint8_t*>(a.in_ptrs[c]) + first * esize;
+    if (chunk_input_status(a, esize, c, &n) != MANS_OK) return;
+    const FrameHeader h = chunk_frame_header(a, n);
+    if (b >= h.block_count()) return;
+    const std::uint64_t len = h.block_len(b);
+    const std::uint8_t* src = static_cast<const std::uint8_t*>(a.in_ptrs[c]) + h.block_first(b) * esize;
     std::uint64_t* sizes = reinterpret_cast<std::uint64_t*>(a.temp + l.payload_bytes);
     mans_backend_encode_batch one{};
     one.dtype = a.dtype;
@@ -175,19 +187,15 @@ MANS_HD void encode_chunk_block_any(const mans_backend_chunk_batch& a, const Chu
 
 // Step 2 for chunk c: its status, size and frame prefix.
 MANS_HD void finish_chunk_encode(const mans_backend_chunk_batch& a, const ChunkEncodeLayout& l, std::uint64_t c) {
-    const DType dtype = static_cast<DType>(a.dtype);
-    const unsigned esize = elem_bytes(dtype);
     std::uint64_t n = 0;
-    std::int32_t st = chunk_input_status(a, esize, c, &n);  // reads in_bytes[c] before out_bytes[c] is written
+    // Reads in_bytes[c] before out_bytes[c] is written.
+    std::int32_t st = chunk_input_status(a, elem_bytes(static_cast<DType>(a.dtype)), c, &n);
     a.out_bytes[c] = 0;
     if (st != MANS_OK) {
         a.statuses[c] = st;
         return;
     }
-    FrameHeader h;
-    h.dtype = dtype;
-    h.count = n;
-    h.block_elems = static_cast<std::uint32_t>(a.block_elems);
+    const FrameHeader h = chunk_frame_header(a, n);
     const std::uint64_t nblocks = h.block_count(), g0 = c * l.per_chunk;
     const std::int32_t* block_status = reinterpret_cast<const std::int32_t*>(a.temp + l.block_status) + g0;
     const std::uint64_t* sizes = reinterpret_cast<const std::uint64_t*>(a.temp + l.payload_bytes) + g0;
