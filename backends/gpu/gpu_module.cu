@@ -3,12 +3,12 @@
 //
 // What it implements today:
 // - the device probe;
-// - MANS compression and decompression (encode_blocks, decode_blocks): one
-//   GPU thread per block runs the CPU's block encoder or decoder
-//   (mapping/block_batch.hpp, MANS_HD), so the bytes are the CPU's by
-//   construction; the core frames the stream and computes and checks the
-//   checksums. One thread per block is the simple first form: a warp per
-//   block (32 rANS lanes) is the planned fast one;
+// - MANS compression and decompression (encode_blocks, decode_blocks): the
+//   CPU's block encoder and decoder (mapping/block_batch.hpp, MANS_HD), so
+//   the bytes are the CPU's by construction; the core frames the stream and
+//   computes and checks the checksums. A block is decoded by one warp (a
+//   team, core/team.hpp: rANS lane j is warp lane j, the copies and element
+//   loops are split) and encoded by one thread;
 // - a development self-test (rans_decode_lanes: one warp decodes one rANS
 //   token stream with the MANS_HD lane step the CPU decoder runs).
 // PRISM stays on the CPU.
@@ -35,47 +35,110 @@ using namespace mans::detail;
 
 // ---------------------------------------------------------------- kernels
 
-// One warp decodes one stream: thread j runs lane j. Words leave the stream
-// in (step, lane) order, so lane j's word is at the cursor plus the number
-// of lower lanes that also pull one at this step (ballot + popcount).
+constexpr unsigned kWarp = MANS_GPU_WARP_SIZE;
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#define MANS_GPU_DEVICE_PASS 1
+#endif
+
+// The lanes of one warp as the team that decodes a block (core/team.hpp).
+// Its members are host+device because the block decoder is; only the
+// device pass runs them.
+struct WarpTeam {
+    unsigned lane;
+    std::uint64_t* area;  // kTeamSharedWords words of this warp's shared memory
+
+    __host__ __device__ unsigned size() const { return kWarp; }
+    template <typename F>
+    __host__ __device__ void for_ranks(F&& fn) const {
+#ifdef MANS_GPU_DEVICE_PASS
+        mans_gpu_syncwarp();
+        fn(lane);
+        mans_gpu_syncwarp();
+#else
+        for (unsigned r = 0; r < kWarp; ++r) fn(r);
+#endif
+    }
+    __host__ __device__ bool leads() const { return lane == 0; }
+    __host__ __device__ std::uint64_t* shared() const { return area; }
+};
+
+// The rANS lane loop with a warp: thread j runs lane j. Words leave the
+// stream in (step, lane) order, so lane j's word is at the cursor plus the
+// number of lower lanes that also pull one at this step (ballot +
+// popcount). The same checks as rans_decode_reference, answered alike in
+// every thread.
+struct WarpLanes {
+    unsigned lane;
+
+    __host__ __device__ bool operator()(const RansDecodeArgs& a) const {
+#ifdef MANS_GPU_DEVICE_PASS
+        const LaneLayout& lay = a.layout;
+        const unsigned j = lane;
+        const bool lane_exists = j < lay.lanes;
+        std::uint32_t x = lane_exists ? a.states[j] : kStateLow;
+        std::size_t rd = 0;
+        const std::uint64_t lower = (std::uint64_t{1} << j) - 1;
+        bool ok = true;
+        mans_gpu_syncwarp();  // tables and words were written by other lanes
+        // Each lane reads back only its own previous token.
+        for (std::size_t t = 0; t < lay.seg && ok; ++t) {
+            const bool active = j < lay.active_at(t);
+            DecLaneStep s{0, x, false};
+            if (active) {
+                const std::uint32_t off = t ? a.ctx_off[a.out[(t - 1) * lay.lanes + j]] : 0;
+                s = dec_lane_step(x, a.table, off, a.prob_bits);
+            }
+            const std::uint64_t pulls = mans_gpu_ballot(active && s.needs_word);
+            // rd <= nwords here, and words carry kWordPadding >= 32 readable words.
+            const std::size_t at = rd + mans_gpu_popc64(pulls & lower);
+            if (active) x = dec_refill(s, s.needs_word ? a.words[at] : 0);
+            if (lane_exists) a.out[t * lay.lanes + j] = active ? static_cast<std::uint8_t>(s.token) : 0;
+            rd += mans_gpu_popc64(pulls);
+            ok = rd <= a.nwords;  // warp-uniform
+        }
+        const bool all_done = mans_gpu_ballot(lane_exists && x != kStateLow) == 0;
+        mans_gpu_syncwarp();  // the tokens are read by other lanes next
+        return ok && rd == a.nwords && all_done;
+#else
+        return rans_decode_reference(a);
+#endif
+    }
+};
+
+// One warp decodes one stream (the development self-test).
 // status: 1 clean end, 0 corrupt.
 __global__ void rans_decode_warp(const std::uint32_t* table, const std::uint32_t* ctx_off, unsigned prob_bits,
                                  LaneLayout lay, const std::uint32_t* states, const std::uint16_t* words,
                                  std::uint64_t nwords, std::uint8_t* out, int* status) {
-    const unsigned j = threadIdx.x;  // blockDim.x == 32
-    const bool lane_exists = j < lay.lanes;
-    std::uint32_t x = lane_exists ? states[j] : kStateLow;
-    std::uint64_t rd = 0;
-    const std::uint64_t lower = (std::uint64_t{1} << j) - 1;
-    bool ok = true;
-    // Each lane reads back only its own previous token: no warp sync needed.
-    for (std::size_t t = 0; t < lay.seg && ok; ++t) {
-        const bool active = j < lay.active_at(t);
-        DecLaneStep s{0, x, false};
-        if (active) {
-            const std::uint32_t off = t ? ctx_off[out[(t - 1) * lay.lanes + j]] : 0;
-            s = dec_lane_step(x, table, off, prob_bits);
-        }
-        const std::uint64_t pulls = mans_gpu_ballot(active && s.needs_word);
-        const std::uint64_t at = rd + mans_gpu_popc64(pulls & lower);
-        // Streams carry kWordPadding readable words, as for the CPU decoder.
-        if (active) x = dec_refill(s, s.needs_word && at < nwords + kWordPadding ? words[at] : 0);
-        if (lane_exists) out[t * lay.lanes + j] = active ? static_cast<std::uint8_t>(s.token) : 0;
-        rd += mans_gpu_popc64(pulls);
-        ok = rd <= nwords;  // warp-uniform
-    }
-    const bool lane_done = !lane_exists || x == kStateLow;
-    const bool all_done = mans_gpu_ballot(!lane_done) == 0;
-    if (j == 0) *status = ok && rd == nwords && all_done ? 1 : 0;
+    RansDecodeArgs a;
+    a.table = table;
+    a.ctx_off = ctx_off;
+    a.contexts = 0;  // not read by the lane loop
+    a.prob_bits = prob_bits;
+    a.layout = lay;
+    for (unsigned j = 0; j < kMaxLanes; ++j) a.states[j] = j < lay.lanes ? states[j] : kStateLow;
+    a.words = words;
+    a.nwords = static_cast<std::size_t>(nwords);
+    a.out = out;
+    const bool ok = WarpLanes{static_cast<unsigned>(threadIdx.x)}(a);
+    if (threadIdx.x == 0) *status = ok ? 1 : 0;
 }
 
-// One thread decodes one block, blocks [first, first + count) of the batch
-// (device pointers), each thread with its own scratch slice.
-__global__ void decode_blocks_thread_per_block(mans_backend_block_batch batch, std::uint64_t first,
-                                               std::uint64_t count, std::uint8_t* scratch, std::size_t slice) {
-    const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (i >= count) return;
-    batch.status[first + i] = decode_batch_block(batch, first + i, scratch + i * slice);
+// Thread blocks of kWarpsPerGroup warps, one MANS block per warp, each warp
+// with its part of the group's shared memory as its team's shared words.
+constexpr unsigned kWarpsPerGroup = 4;
+
+// Warp w of the launch decodes block first + w of the batch, with its own
+// scratch slice.
+__global__ void decode_blocks_warp_per_block(mans_backend_block_batch batch, std::uint64_t first,
+                                             std::uint64_t count, std::uint8_t* scratch, std::size_t slice) {
+    __shared__ std::uint64_t area[kWarpsPerGroup][kTeamSharedWords];
+    const unsigned w = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+    const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * kWarpsPerGroup + w;
+    if (i >= count) return;  // the whole warp
+    const std::int32_t status =
+        decode_batch_block(batch, first + i, scratch + i * slice, WarpTeam{lane, area[w]}, WarpLanes{lane});
+    if (lane == 0) batch.status[first + i] = status;
 }
 
 // MANS_GPU_ENCODE: the encoder kernels. Not in the HIP module yet: with
@@ -188,7 +251,7 @@ int rans_decode_lanes(const mans_backend_rans_stream* s, mans_backend_probe_resu
         set_text(err, "device buffers", e);
         return -1;
     }
-    rans_decode_warp<<<1, 32>>>(static_cast<const std::uint32_t*>(b.p[0]), static_cast<const std::uint32_t*>(b.p[1]),
+    rans_decode_warp<<<1, kWarp>>>(static_cast<const std::uint32_t*>(b.p[0]), static_cast<const std::uint32_t*>(b.p[1]),
                                 s->prob_bits, lay, static_cast<const std::uint32_t*>(b.p[2]),
                                 static_cast<const std::uint16_t*>(b.p[3]), s->nwords,
                                 static_cast<std::uint8_t*>(b.p[4]), static_cast<int*>(b.p[5]));
@@ -211,6 +274,10 @@ constexpr unsigned kThreadsPerGroup = 64;
 
 unsigned groups_for(std::uint64_t threads) {
     return static_cast<unsigned>((threads + kThreadsPerGroup - 1) / kThreadsPerGroup);
+}
+// Thread blocks for `warps` warps (one MANS block each).
+unsigned warp_groups_for(std::uint64_t warps) {
+    return static_cast<unsigned>((warps + kWarpsPerGroup - 1) / kWarpsPerGroup);
 }
 
 // launch(first, count) for the blocks [0, total) in waves of at most `wave`
@@ -238,7 +305,7 @@ std::uint64_t blocks_in_flight(std::uint64_t blocks, std::size_t slice, std::siz
 
 // The caller's CUDA/HIP state, put back when a call ends: the current
 // device, and the per-thread stack limit. The block coders' frames
-// (ptxas, sm_90: 4.3 KiB to decode, 2.3 KiB to encode; the encoder's
+// (ptxas, sm_90: 4.2 KiB to decode, 2.3 KiB to encode; the encoder's
 // histograms and tables are in its scratch slice) may exceed the default
 // stack, and the driver reserves the limit for every resident thread, so
 // it is raised for the call only.
@@ -269,7 +336,7 @@ std::size_t stack_for(Kernel* kernel, std::size_t floor) {
     const std::size_t need = static_cast<std::size_t>(fa.localSizeBytes);
     return need > floor ? need : floor;
 }
-constexpr std::size_t kDecodeStackBytes = 8 << 10;   // ptxas: 4.3 KiB
+constexpr std::size_t kDecodeStackBytes = 8 << 10;   // ptxas: 4,336 bytes
 constexpr std::size_t kEncodeStackBytes = 8 << 10;   // ptxas: 2.3 KiB
 
 int decode_blocks(const mans_backend_block_batch* h, mans_backend_probe_result* err) {
@@ -284,7 +351,7 @@ int decode_blocks(const mans_backend_block_batch* h, mans_backend_probe_result* 
     std::size_t sizes[5] = {static_cast<std::size_t>(h->payload_bytes) + 16, static_cast<std::size_t>(h->blocks + 1) * 8,
                             dst_bytes, static_cast<std::size_t>(h->blocks) * 4, 0};
     DeviceBuffers<5> b;
-    const CallState state(stack_for(decode_blocks_thread_per_block, kDecodeStackBytes));
+    const CallState state(stack_for(decode_blocks_warp_per_block, kDecodeStackBytes));
     mans::gpu::Error e = state.error();
     const std::uint64_t in_flight = blocks_in_flight(h->blocks, slice, sizes[0] + sizes[1] + sizes[2] + sizes[3]);
     sizes[4] = static_cast<std::size_t>(in_flight) * slice;
@@ -303,13 +370,14 @@ int decode_blocks(const mans_backend_block_batch* h, mans_backend_probe_result* 
     d.status = static_cast<std::int32_t*>(b.p[3]);
     auto* scratch = static_cast<std::uint8_t*>(b.p[4]);
     e = launch_in_waves(h->blocks, in_flight, [&](std::uint64_t first, std::uint64_t count) {
-        decode_blocks_thread_per_block<<<groups_for(count), kThreadsPerGroup>>>(d, first, count, scratch, slice);
+        decode_blocks_warp_per_block<<<warp_groups_for(count), kWarpsPerGroup * kWarp>>>(d, first, count, scratch,
+                                                                                         slice);
     });
     if (e == kSuccess) e = mans::gpu::device_sync();
     if (e == kSuccess) e = mans::gpu::memcpy(h->dst, b.p[2], dst_bytes, mans::gpu::kDeviceToHost);
     if (e == kSuccess) e = mans::gpu::memcpy(h->status, b.p[3], sizes[3], mans::gpu::kDeviceToHost);
     if (e != kSuccess) {
-        set_text(err, "decode_blocks_thread_per_block", e);
+        set_text(err, "decode_blocks_warp_per_block", e);
         return -1;
     }
     return 0;
@@ -392,10 +460,14 @@ __global__ void chunk_parse(mans_backend_chunk_batch a, ChunkDecodeLayout l) {
 __global__ void chunk_index_blocks(mans_backend_chunk_batch a, ChunkDecodeLayout l) {
     if (blockIdx.x == 0 && threadIdx.x == 0) index_chunk_blocks(a, l);
 }
+// One warp per listed block, as decode_blocks_warp_per_block.
 __global__ void chunk_decode_blocks(mans_backend_chunk_batch a, ChunkDecodeLayout l, std::uint64_t first,
                                     std::uint64_t count) {
-    const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (i < count) decode_chunk_block(a, l, first + i, a.temp + l.scratch + i * l.slice);
+    __shared__ std::uint64_t area[kWarpsPerGroup][kTeamSharedWords];
+    const unsigned w = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+    const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * kWarpsPerGroup + w;
+    if (i < count)
+        decode_chunk_block(a, l, first + i, a.temp + l.scratch + i * l.slice, WarpTeam{lane, area[w]}, WarpLanes{lane});
 }
 __global__ void chunk_finish_decode(mans_backend_chunk_batch a, ChunkDecodeLayout l) {
     const std::uint64_t c = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -471,7 +543,7 @@ int chunk_decode(const mans_backend_chunk_batch* a, mans_backend_probe_result* e
     }
     if (e == mans::gpu::kSuccess)
         e = launch_in_waves(l.total_blocks, wave, [&](std::uint64_t first, std::uint64_t count) {
-            chunk_decode_blocks<<<groups_for(count), kThreadsPerGroup, 0, stream>>>(*a, l, first, count);
+            chunk_decode_blocks<<<warp_groups_for(count), kWarpsPerGroup * kWarp, 0, stream>>>(*a, l, first, count);
         });
     if (e == mans::gpu::kSuccess) {
         chunk_finish_decode<<<groups_for(a->chunks), kThreadsPerGroup, 0, stream>>>(*a, l);

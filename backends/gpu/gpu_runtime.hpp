@@ -50,9 +50,16 @@ inline Error func_attributes(FuncAttributes* a, F* f) { return hipFuncGetAttribu
 inline const char* arch_name(const DeviceProp& p) { return p.gcnArchName; }
 }  // namespace mans::gpu
 // Warp (wavefront) primitives: every active lane of the warp must call them.
+#define MANS_GPU_WARP_SIZE 64
 __device__ __forceinline__ std::uint64_t mans_gpu_ballot(bool p) { return __ballot(p); }
-// Wavefronts execute in lockstep on gfx9: nothing to do.
-__device__ __forceinline__ void mans_gpu_syncwarp() {}
+// Wavefronts execute in lockstep on gfx9; the fences order the lanes'
+// memory accesses around the barrier, since lanes read what other lanes
+// wrote (the team's shared words, core/team.hpp).
+__device__ __forceinline__ void mans_gpu_syncwarp() {
+    __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
+    __builtin_amdgcn_wave_barrier();
+    __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
+}
 
 #elif defined(__CUDACC__)
 #include <cuda_runtime.h>
@@ -107,6 +114,7 @@ template <typename F>
 inline Error func_attributes(FuncAttributes* a, F* f) { return cudaFuncGetAttributes(a, f); }
 inline const char* arch_name(const DeviceProp&) { return nullptr; }  // use major/minor
 }  // namespace mans::gpu
+#define MANS_GPU_WARP_SIZE 32
 __device__ __forceinline__ std::uint64_t mans_gpu_ballot(bool p) { return __ballot_sync(0xffffffffu, p); }
 // Independent thread scheduling (sm_70+): reconverge before reusing shared state.
 __device__ __forceinline__ void mans_gpu_syncwarp() { __syncwarp(); }

@@ -6,7 +6,9 @@
 // It needs no GPU runtime. FIXTURE_CODER implements encode_blocks and
 // decode_blocks on the host with the GPU kernels' per-block bodies
 // (mapping/block_batch.hpp), so the core's dispatch paths, the module ABI
-// and the kernels' coders are tested here; FIXTURE_CODER_FAILS fails at
+// and the kernels' coders are tested here; it decodes as a warp does, with
+// a team of 32 (core/team.hpp: LoopTeam, each phase's ranks in reverse on
+// every other block, so that a race between ranks changes the bytes); FIXTURE_CODER_FAILS fails at
 // "run time" like a GPU out of memory; FIXTURE_CODER_WRONG codes, then
 // damages one byte of every block, like a miscompiled kernel.
 #include <cstdio>
@@ -50,12 +52,20 @@ std::uint8_t* fresh_slice(std::vector<unsigned char>& buf, std::size_t bytes) {
     buf.assign(bytes + 16, 0xA5);
     return reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(buf.data()) + 15) & ~std::uintptr_t{15});
 }
+// The team that decodes block b, with its shared words set to garbage.
+constexpr unsigned kWarp = 32;
+mans::detail::LoopTeam warp_team(std::uint64_t b, std::uint64_t* area) {
+    for (unsigned i = 0; i < mans::detail::kTeamSharedWords; ++i) area[i] = 0xA5A5A5A5A5A5A5A5ull;
+    return mans::detail::LoopTeam{kWarp, area, b % 2 == 1};
+}
 int decode_blocks(const mans_backend_block_batch* batch, mans_backend_probe_result*) {
     ++mans_fixture_batches;
     std::vector<unsigned char> scratch;
+    std::uint64_t area[mans::detail::kTeamSharedWords];
     const std::size_t slice = mans::detail::block_scratch_bytes(batch->block_elems);
     for (std::uint64_t b = 0; b < batch->blocks; ++b)
-        batch->status[b] = mans::detail::decode_batch_block(*batch, b, fresh_slice(scratch, slice));
+        batch->status[b] =
+            mans::detail::decode_batch_block(*batch, b, fresh_slice(scratch, slice), warp_team(b, area));
 #ifdef FIXTURE_CODER_WRONG
     batch->dst[0] ^= 0x01;
 #endif
@@ -111,8 +121,10 @@ int chunk_decode(const mans_backend_chunk_batch* a, mans_backend_probe_result*) 
     if (wave == 0) return -1;
     for (std::uint64_t c = 0; c < a->chunks; ++c) d::parse_chunk(*a, l, c);
     d::index_chunk_blocks(*a, l);
-    in_waves(l.total_blocks, wave, a->temp + l.scratch, l.slice,
-             [&](std::uint64_t g, std::uint8_t* slice) { d::decode_chunk_block(*a, l, g, slice); });
+    std::uint64_t area[d::kTeamSharedWords];
+    in_waves(l.total_blocks, wave, a->temp + l.scratch, l.slice, [&](std::uint64_t g, std::uint8_t* slice) {
+        d::decode_chunk_block(*a, l, g, slice, warp_team(g, area));
+    });
     for (std::uint64_t c = 0; c < a->chunks; ++c) d::finish_chunk_decode(*a, l, c);
     return 0;
 }

@@ -62,6 +62,13 @@ private:
 class BitReader {
 public:
     MANS_HD BitReader(const std::uint8_t* p, std::size_t n) : p_(p), n_(n) { refill(); }
+    // Starts at bit `first` of the stream (a team member's part of it);
+    // bits_consumed() still counts from bit 0.
+    MANS_HD BitReader(const std::uint8_t* p, std::size_t n, std::uint64_t first) : p_(p), n_(n) {
+        pos_ = static_cast<std::size_t>(first / 8);  // past the end, zeros come in
+        refill();
+        get(static_cast<unsigned>(first % 8));
+    }
 
     // Returns the next `n` bits, n <= 56.
     MANS_HD std::uint64_t get(unsigned n) {

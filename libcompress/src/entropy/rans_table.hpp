@@ -223,10 +223,15 @@ MANS_HD_CALL bool read_freq_table(ByteReader& r, unsigned prob_bits, FreqTable* 
     return true;
 }
 
-MANS_HD_CALL void build_dec_table(const FreqTable& t, std::uint32_t* out) {
-    std::uint32_t slot = 0;
-    for (unsigned s = 0; s < 256; ++s)
-        for (std::uint32_t b = 0; b < t.q[s]; ++b) out[slot++] = dec_entry(s, t.q[s], b);
+// Slots [lo, hi) of the decode table of t (a team member's part of it;
+// all of it for lo = 0, hi = M).
+MANS_HD void build_dec_table(const FreqTable& t, std::uint32_t* out, std::uint32_t lo, std::uint32_t hi) {
+    std::uint32_t cum = 0;  // first slot of symbol s
+    for (unsigned s = 0; s < 256 && cum < hi; ++s) {
+        const std::uint32_t q = t.q[s];
+        for (std::uint32_t b = cum < lo ? lo - cum : 0; b < q && cum + b < hi; ++b) out[cum + b] = dec_entry(s, q, b);
+        cum += q;
+    }
 }
 
 }  // namespace mans::detail

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "core/byte_io.hpp"
+#include "core/team.hpp"
 #include "entropy/rans.hpp"
 #include "entropy/rans_table.hpp"
 
@@ -32,10 +33,12 @@ struct TokenDecodeBuffers {
 
 // Reads a stream of n tokens from r, leaving the tokens in interleaved order
 // in b.tokens and the layout in *layout. `lanes_decode(const RansDecodeArgs&)`
-// runs the lane loop. False on any inconsistency.
-template <typename LanesDecode>
+// runs the lane loop (as a whole team: a warp's lanes run one rANS lane
+// each). The team (core/team.hpp) splits the tables and the word copy.
+// False on any inconsistency.
+template <typename LanesDecode, typename Team = SoloTeam>
 MANS_HD_CALL bool decode_token_stream_into(ByteReader& r, std::size_t n, const LanesDecode& lanes_decode,
-                                      const TokenDecodeBuffers& b, LaneLayout* layout) {
+                                      const TokenDecodeBuffers& b, LaneLayout* layout, const Team& team = Team{}) {
     std::uint8_t flags = 0, bits = 0;
     if (!r.read(&flags) || !r.read(&bits)) return false;
     if (flags & kStreamFlagReservedMask) return false;
@@ -48,7 +51,11 @@ MANS_HD_CALL bool decode_token_stream_into(ByteReader& r, std::size_t n, const L
     for (unsigned c = 0; c < contexts; ++c) {
         FreqTable t;
         if (!read_freq_table(r, bits, &t)) return false;
-        build_dec_table(t, b.dec_table + (static_cast<std::size_t>(c) << bits));
+        std::uint32_t* table = b.dec_table + (static_cast<std::size_t>(c) << bits);
+        team.for_ranks([&](unsigned k) {
+            const RankSpan part = rank_span(k, team.size(), std::uint64_t{1} << bits);
+            build_dec_table(t, table, static_cast<std::uint32_t>(part.begin), static_cast<std::uint32_t>(part.end));
+        });
     }
     std::uint32_t ctx_off[256];
     for (unsigned s = 0; s < 256; ++s) ctx_off[s] = context_of(s, contexts) << bits;
@@ -70,8 +77,8 @@ MANS_HD_CALL bool decode_token_stream_into(ByteReader& r, std::size_t n, const L
     if (nwords > n || !r.take(2ull * nwords, &words)) return false;
     // Words are little-endian u16; copied to aligned storage for the kernels,
     // with zeroed padding so that the lookahead reads defined values.
-    hd_memcpy(b.words, words, 2ull * nwords);
-    hd_memset(b.words + nwords, 0, 2 * kWordPadding);
+    team_copy(team, reinterpret_cast<std::uint8_t*>(b.words), words, 2ull * nwords);
+    team_zero(team, reinterpret_cast<std::uint8_t*>(b.words + nwords), 2 * kWordPadding);
     args.words = b.words;
     args.nwords = nwords;
     args.out = b.tokens;

@@ -5,9 +5,11 @@
 // Written once for the CPU and the GPU (MANS_HD): the CPU backend runs it
 // for every block it decodes (block_decoder.cpp), a GPU thread runs it for
 // one block (backends/gpu), so the CPU tests exercise the GPU's decoder.
-// Two template parameters adapt it: the rANS lane loop (the CPU's SIMD
-// kernels, or the reference loop) and the scratch provider (growing vectors
-// on the CPU, fixed slices of one device allocation on a GPU).
+// Three template parameters adapt it: the rANS lane loop (the CPU's SIMD
+// kernels, the reference loop, or a warp's), the scratch provider (growing
+// vectors on the CPU, fixed slices of one device allocation on a GPU) and
+// the team that decodes the block (core/team.hpp: one thread, or the lanes
+// of a warp, each taking whole rANS lanes and a share of the copies).
 #pragma once
 
 #include <cstddef>
@@ -18,6 +20,7 @@
 #include "core/bit_io.hpp"
 #include "core/byte_io.hpp"
 #include "core/hd.hpp"
+#include "core/team.hpp"
 #include "entropy/token_stream_decode.hpp"
 #include "mapping/elements.hpp"
 #include "mapping/token_map.hpp"
@@ -55,11 +58,39 @@ MANS_HD bool bits_exact(const BitReader& br, std::uint32_t len) {
     return !br.overrun() && (br.bits_consumed() + 7) / 8 == len;
 }
 
-// Inverse of tokenize_hybrid (hybrid_tokens.hpp).
-template <typename U, Predictor kPred>
-MANS_HD_CALL bool reconstruct_hybrid(const std::uint8_t* tokens, const LaneLayout& lay, std::uint64_t flip,
-                        std::uint64_t center, HybridSplit split, const std::uint8_t* bits,
-                        std::uint32_t len, std::uint8_t* y) {
+// Position just after the m-th set bit (m >= 1) of bits[0..len), found
+// from the set bits counted per part (ones[q] for part q of `parts`,
+// rank_span); false when there are fewer.
+MANS_HD bool bit_after_nth_one(const std::uint8_t* bits, std::uint32_t len, const std::uint64_t* ones,
+                               unsigned parts, std::uint64_t m, std::uint64_t* pos) {
+    for (unsigned q = 0; q < parts; ++q) {
+        if (ones[q] < m) {
+            m -= ones[q];
+            continue;
+        }
+        const RankSpan part = rank_span(q, parts, len);
+        for (std::uint64_t i = part.begin; i < part.end; ++i) {
+            const unsigned c = popcount64_hd(bits[i]);
+            if (c < m) {
+                m -= c;
+                continue;
+            }
+            std::uint32_t b = bits[i];
+            for (; m > 1; --m) b &= b - 1;  // drop the lower set bits
+            *pos = 8 * i + ctz32(b) + 1;
+            return true;
+        }
+    }
+    return false;
+}
+
+// Inverse of tokenize_hybrid (hybrid_tokens.hpp). A team member decodes
+// whole lanes, from the raw bits of the lanes before its first one, which a
+// first pass sums from the tokens (a token says how many raw bits follow).
+template <typename U, Predictor kPred, typename Team>
+MANS_HD_CALL bool reconstruct_hybrid(const Team& team, const std::uint8_t* tokens, const LaneLayout& lay,
+                                     std::uint64_t flip, std::uint64_t center, HybridSplit split,
+                                     const std::uint8_t* bits, std::uint32_t len, std::uint8_t* y) {
     using E = Elem<U>;
     // Per-token base value and raw-bit count; invalid tokens flagged.
     struct TokenInfo {
@@ -75,26 +106,44 @@ MANS_HD_CALL bool reconstruct_hybrid(const std::uint8_t* tokens, const LaneLayou
     }
     const unsigned repeat_tok = hybrid_token_count(split, E::B);
     if (kPred == Predictor::center_repeat) info[repeat_tok] = {0, 0, 1};
-    BitReader br(bits, len);
-    std::uint32_t all_ok = 1;
-    for (unsigned j = 0; j < lay.lanes; ++j) {
-        const std::size_t lane_len = lay.lane_len(j);
-        const std::uint8_t* src = tokens + j;
-        std::uint8_t* dst = y + j * lay.seg * sizeof(U);
-        std::uint64_t prev = center;  // a lane's first element refers to the center
-        for (std::size_t t = 0; t < lane_len; ++t) {
-            const unsigned tk = src[t * lay.lanes];
-            const TokenInfo ti = info[tk];
-            all_ok &= ti.ok;
-            const std::uint64_t v = ti.base | (E::B > 32 ? br.get_wide(ti.nraw) : br.get(ti.nraw));
-            std::uint64_t u =
-                ((kPred == Predictor::lane_previous ? prev : center) + unzigzag(v, E::B)) & E::mask;
-            if (kPred == Predictor::center_repeat) u = tk == repeat_tok ? prev : u;
-            prev = u;
-            store_elem<U>(dst, t, u ^ flip);
+    std::uint64_t* lane_bits = team.shared() + kTeamLaneValues;  // size() > 1 only
+    if (team.size() > 1)
+        team.for_ranks([&](unsigned r) {
+            const RankSpan mine = rank_span(r, team.size(), lay.lanes);
+            for (std::uint64_t j = mine.begin; j < mine.end; ++j) {
+                std::uint64_t sum = 0;
+                const std::size_t lane_len = lay.lane_len(static_cast<unsigned>(j));
+                for (std::size_t t = 0; t < lane_len; ++t) sum += info[tokens[t * lay.lanes + j]].nraw;
+                lane_bits[j] = sum;
+            }
+        });
+    return team_all(team, [&](unsigned r) {
+        const RankSpan mine = rank_span(r, team.size(), lay.lanes);
+        if (mine.begin == mine.end) return true;
+        std::uint64_t first_bit = 0;
+        for (std::uint64_t j = 0; j < mine.begin; ++j) first_bit += lane_bits[j];
+        BitReader br(bits, len, first_bit);
+        std::uint32_t all_ok = 1;
+        for (std::uint64_t j = mine.begin; j < mine.end; ++j) {
+            const std::size_t lane_len = lay.lane_len(static_cast<unsigned>(j));
+            const std::uint8_t* src = tokens + j;
+            std::uint8_t* dst = y + j * lay.seg * sizeof(U);
+            std::uint64_t prev = center;  // a lane's first element refers to the center
+            for (std::size_t t = 0; t < lane_len; ++t) {
+                const unsigned tk = src[t * lay.lanes];
+                const TokenInfo ti = info[tk];
+                all_ok &= ti.ok;
+                const std::uint64_t v = ti.base | (E::B > 32 ? br.get_wide(ti.nraw) : br.get(ti.nraw));
+                std::uint64_t u =
+                    ((kPred == Predictor::lane_previous ? prev : center) + unzigzag(v, E::B)) & E::mask;
+                if (kPred == Predictor::center_repeat) u = tk == repeat_tok ? prev : u;
+                prev = u;
+                store_elem<U>(dst, t, u ^ flip);
+            }
         }
-    }
-    return all_ok && bits_exact(br, len);
+        // The member with the last lane ends where the section must end.
+        return all_ok && (mine.end < lay.lanes || bits_exact(br, len));
+    });
 }
 
 // Scratch for blocks of up to `max_n` elements in caller-owned memory (the
@@ -138,13 +187,13 @@ MANS_HD FixedBlockScratch carve_block_scratch(std::uint8_t* base, std::size_t ma
 
 // kNested: the index block inside a dictionary block, which cannot itself be
 // a dictionary (a separate instantiation, so no recursion on a GPU).
-template <typename U, typename LanesDecode, typename Scratch, bool kNested = false>
+template <typename U, typename LanesDecode, typename Scratch, typename Team = SoloTeam, bool kNested = false>
 class BlockDecoder {
 public:
     using E = Elem<U>;
     MANS_HD BlockDecoder(ByteReader r, std::size_t n, std::uint8_t* dst, std::uint64_t flip,
-                         const LanesDecode& lanes, const Scratch& sc)
-        : r_(r), n_(n), y_(dst), flip_(flip), lanes_(lanes), sc_(sc) {}
+                         const LanesDecode& lanes, const Scratch& sc, const Team& team)
+        : r_(r), n_(n), y_(dst), flip_(flip), lanes_(lanes), sc_(sc), team_(team) {}
 
     MANS_HD Errc run() {
         std::uint8_t mode = 0;
@@ -175,14 +224,16 @@ private:
     MANS_HD bool get_stored() {
         const std::uint8_t* p = nullptr;
         if (!r_.take(n_ * sizeof(U), &p)) return false;
-        hd_memcpy(y_, p, n_ * sizeof(U));
+        team_copy(team_, y_, p, n_ * sizeof(U));
         return true;
     }
 
     MANS_HD bool get_constant() {
         std::uint64_t v = 0;
         if (!get_value(&v)) return false;
-        for (std::size_t i = 0; i < n_; ++i) store_elem<U>(y_, i, v ^ flip_);
+        team_.for_ranks([&](unsigned r) {
+            for (std::size_t i = r; i < n_; i += team_.size()) store_elem<U>(y_, i, v ^ flip_);
+        });
         return true;
     }
 
@@ -191,7 +242,7 @@ private:
         TokenDecodeBuffers b;
         if (!sc_.stream(n_, &b)) return false;
         tokens_ = b.tokens;
-        return decode_token_stream_into(r_, n_, lanes_, b, lay);
+        return decode_token_stream_into(r_, n_, lanes_, b, lay, team_);
     }
 
     // A token stream, then its raw-bit section (u32 length, then exactly
@@ -211,7 +262,7 @@ private:
         std::uint32_t len = 0;
         if (!get_tokens_and_bits(&lay, &bits, &len)) return false;
         return with_predictor(static_cast<Predictor>(pred), [&](auto p) {
-            return reconstruct_hybrid<U, decltype(p)::value>(tokens_, lay, flip_, c, split, bits, len, y_);
+            return reconstruct_hybrid<U, decltype(p)::value>(team_, tokens_, lay, flip_, c, split, bits, len, y_);
         });
     }
 
@@ -223,23 +274,42 @@ private:
         const std::uint8_t* bits = nullptr;
         std::uint32_t len = 0;
         if (!get_tokens_and_bits(&lay, &bits, &len)) return false;
-        BitReader br(bits, len);
-        bool bad = false;
+        // An element's raw bits end with their first set bit, so the lanes
+        // before a member's first one end at set bit number "their element
+        // count": the member starts there (set bits counted per part first).
+        const unsigned S = team_.size();
+        std::uint64_t* ones = team_.shared() + kTeamRankValues;  // S > 1 only
+        if (S > 1)
+            team_.for_ranks([&](unsigned r) {
+                const RankSpan part = rank_span(r, S, len);
+                std::uint64_t count = 0;
+                for (std::uint64_t i = part.begin; i < part.end; ++i) count += popcount64_hd(bits[i]);
+                ones[r] = count;
+            });
         const std::uint8_t* tok = tokens_;
-        for_each_element(lay, [&](std::size_t slot, std::size_t i) {
-            const std::uint32_t w = br.peek32();
-            if (w == 0) {  // no terminating one within kAdmMaxK bits
-                bad = true;
-                br.get(32);
-                return;
-            }
-            const unsigned k = ctz32(w) + 1;
-            br.get(k);
-            std::uint64_t u = 0;
-            bad |= !adm_value(tok[slot], k, c, E::mask, &u);
-            store_elem<U>(y_, i, u ^ flip_);
+        return team_all(team_, [&](unsigned r) {
+            const RankSpan mine = rank_span(r, S, lay.lanes);
+            if (mine.begin == mine.end) return true;
+            const std::uint64_t before = mine.begin * lay.seg < n_ ? mine.begin * lay.seg : n_;
+            std::uint64_t first_bit = 0;
+            if (before > 0 && !bit_after_nth_one(bits, len, ones, S, before, &first_bit)) return false;
+            BitReader br(bits, len, first_bit);
+            bool bad = false;
+            for_each_element_of_lanes(lay, mine.begin, mine.end, [&](std::size_t slot, std::size_t i) {
+                const std::uint32_t w = br.peek32();
+                if (w == 0) {  // no terminating one within kAdmMaxK bits
+                    bad = true;
+                    br.get(32);
+                    return;
+                }
+                const unsigned k = ctz32(w) + 1;
+                br.get(k);
+                std::uint64_t u = 0;
+                bad |= !adm_value(tok[slot], k, c, E::mask, &u);
+                store_elem<U>(y_, i, u ^ flip_);
+            });
+            return !bad && (mine.end < lay.lanes || bits_exact(br, len));
         });
-        return !bad && bits_exact(br, len);
     }
 
     MANS_HD_CALL bool get_byte_planes() {
@@ -248,7 +318,7 @@ private:
         if (!get_value(&base) || !r_.read(&nplanes) || nplanes == 0 || nplanes > sizeof(U))
             return false;
         // Accumulate the planes of w = u - base in place, then rebase.
-        hd_memset(y_, 0, n_ * sizeof(U));
+        team_zero(team_, y_, n_ * sizeof(U));
         unsigned lanes = 0;
         for (unsigned b = 0; b < nplanes; ++b) {
             LaneLayout lay;
@@ -256,17 +326,23 @@ private:
             if (b > 0 && lay.lanes != lanes) return false;  // all planes share one layout
             lanes = lay.lanes;
             const std::uint8_t* tok = tokens_;
-            for_each_element(lay, [&](std::size_t slot, std::size_t i) {
-                store_elem<U>(y_, i, load_le<U>(y_ + i * sizeof(U)) | (static_cast<std::uint64_t>(tok[slot]) << (8 * b)));
+            team_.for_ranks([&](unsigned r) {
+                const RankSpan mine = rank_span(r, team_.size(), lay.lanes);
+                for_each_element_of_lanes(lay, mine.begin, mine.end, [&](std::size_t slot, std::size_t i) {
+                    store_elem<U>(y_, i,
+                                  load_le<U>(y_ + i * sizeof(U)) | (static_cast<std::uint64_t>(tok[slot]) << (8 * b)));
+                });
             });
         }
-        bool bad = false;
-        for (std::size_t i = 0; i < n_; ++i) {
-            const std::uint64_t w = load_le<U>(y_ + i * sizeof(U));
-            bad |= w > E::mask - base;  // the sum would leave the type's range
-            store_elem<U>(y_, i, (base + w) ^ flip_);
-        }
-        return !bad;
+        return team_all(team_, [&](unsigned r) {
+            bool bad = false;
+            for (std::size_t i = r; i < n_; i += team_.size()) {
+                const std::uint64_t w = load_le<U>(y_ + i * sizeof(U));
+                bad |= w > E::mask - base;  // the sum would leave the type's range
+                store_elem<U>(y_, i, (base + w) ^ flip_);
+            }
+            return !bad;
+        });
     }
 
     MANS_HD_CALL bool get_dictionary() {
@@ -277,12 +353,14 @@ private:
         const std::size_t dict_size = static_cast<std::size_t>(count_m1) + 1;
         std::uint64_t* dict = sc_.dict(dict_size);
         if (!dict) return false;
-        dict[0] = value;
+        // Every member reads the gaps (they decide the control flow); one writes.
+        const bool writes = team_.leads();
+        if (writes) dict[0] = value;
         for (std::size_t d = 1; d < dict_size; ++d) {
             std::uint64_t gap_m1 = 0;
             if (!r_.read_varint64(&gap_m1) || gap_m1 >= E::mask - value) return false;  // strictly inside range
             value += gap_m1 + 1;
-            dict[d] = value;
+            if (writes) dict[d] = value;
         }
         // The rest of the payload is the nested u32 block of indices.
         std::uint32_t* index = sc_.index(n_);
@@ -290,17 +368,19 @@ private:
         const std::uint8_t* rest = nullptr;
         const std::size_t rest_bytes = r_.remaining();
         r_.take(rest_bytes, &rest);
-        BlockDecoder<std::uint32_t, LanesDecode, Scratch, true> nested(
-            ByteReader(rest, rest_bytes), n_, reinterpret_cast<std::uint8_t*>(index), 0, lanes_, sc_);
+        BlockDecoder<std::uint32_t, LanesDecode, Scratch, Team, true> nested(
+            ByteReader(rest, rest_bytes), n_, reinterpret_cast<std::uint8_t*>(index), 0, lanes_, sc_, team_);
         if (nested.run() != Errc::ok) return false;
-        std::uint32_t bad = 0;
         const std::uint64_t size = dict_size;
-        for (std::size_t i = 0; i < n_; ++i) {
-            const std::uint32_t k = index[i];
-            bad |= k >= size;
-            store_elem<U>(y_, i, dict[k < size ? k : 0] ^ flip_);
-        }
-        return !bad;
+        return team_all(team_, [&](unsigned r) {
+            std::uint32_t bad = 0;
+            for (std::size_t i = r; i < n_; i += team_.size()) {
+                const std::uint32_t k = index[i];
+                bad |= k >= size;
+                store_elem<U>(y_, i, dict[k < size ? k : 0] ^ flip_);
+            }
+            return !bad;
+        });
     }
 
     ByteReader r_;
@@ -309,21 +389,24 @@ private:
     std::uint64_t flip_;
     const LanesDecode& lanes_;
     const Scratch& sc_;
+    const Team& team_;
     const std::uint8_t* tokens_ = nullptr;  // the last token stream's output
 };
 
 
-// Decodes a payload of exactly `size` bytes into n elements of `dtype` at dst.
-template <typename LanesDecode, typename Scratch>
+// Decodes a payload of exactly `size` bytes into n elements of `dtype` at dst,
+// with every member of `team` calling it alike.
+template <typename LanesDecode, typename Scratch, typename Team = SoloTeam>
 MANS_HD Errc decode_block_payload(DType dtype, const std::uint8_t* payload, std::size_t size, std::size_t n,
-                                  std::uint8_t* dst, const LanesDecode& lanes, const Scratch& scratch) {
+                                  std::uint8_t* dst, const LanesDecode& lanes, const Scratch& scratch,
+                                  const Team& team = Team{}) {
     const ByteReader r(payload, size);
     const std::uint64_t flip = sign_flip(dtype);
     switch (elem_bytes(dtype)) {
-        case 1: return BlockDecoder<std::uint8_t, LanesDecode, Scratch>(r, n, dst, flip, lanes, scratch).run();
-        case 2: return BlockDecoder<std::uint16_t, LanesDecode, Scratch>(r, n, dst, flip, lanes, scratch).run();
-        case 4: return BlockDecoder<std::uint32_t, LanesDecode, Scratch>(r, n, dst, flip, lanes, scratch).run();
-        case 8: return BlockDecoder<std::uint64_t, LanesDecode, Scratch>(r, n, dst, flip, lanes, scratch).run();
+        case 1: return BlockDecoder<std::uint8_t, LanesDecode, Scratch, Team>(r, n, dst, flip, lanes, scratch, team).run();
+        case 2: return BlockDecoder<std::uint16_t, LanesDecode, Scratch, Team>(r, n, dst, flip, lanes, scratch, team).run();
+        case 4: return BlockDecoder<std::uint32_t, LanesDecode, Scratch, Team>(r, n, dst, flip, lanes, scratch, team).run();
+        case 8: return BlockDecoder<std::uint64_t, LanesDecode, Scratch, Team>(r, n, dst, flip, lanes, scratch, team).run();
     }
     return Errc::unsupported_dtype;
 }

@@ -340,9 +340,12 @@ MANS_HD void index_chunk_blocks(const mans_backend_chunk_batch& a, const ChunkDe
     *reinterpret_cast<std::uint64_t*>(a.temp + l.real_blocks) = k;
 }
 
-// Step 2 for the k-th real block, with `scratch` (l.slice bytes).
+// Step 2 for the k-th real block, with `scratch` (l.slice bytes), by every
+// member of `team` alike (decode_batch_block); one member checks the
+// checksum and writes the status.
+template <typename Team = SoloTeam, typename Lanes = ReferenceLanes>
 MANS_HD void decode_chunk_block(const mans_backend_chunk_batch& a, const ChunkDecodeLayout& l, std::uint64_t k,
-                                std::uint8_t* scratch) {
+                                std::uint8_t* scratch, const Team& team = Team{}, const Lanes& lanes = Lanes{}) {
     if (k >= *reinterpret_cast<const std::uint64_t*>(a.temp + l.real_blocks)) return;
     const std::uint64_t g = reinterpret_cast<const std::uint64_t*>(a.temp + l.block_slots)[k];
     const std::uint64_t c = g / l.per_chunk, b = g % l.per_chunk;
@@ -354,10 +357,14 @@ MANS_HD void decode_chunk_block(const mans_backend_chunk_batch& a, const ChunkDe
     std::uint8_t* dst = static_cast<std::uint8_t*>(a.out_ptrs[c]) + h.block_first(b) * esize;
     const FixedBlockScratch sc = carve_block_scratch(scratch, static_cast<std::size_t>(l.max_n));
     Errc e = decode_block_payload(h.dtype, static_cast<const std::uint8_t*>(a.in_ptrs[c]) + offset, size, n, dst,
-                                  ReferenceLanes{}, sc);
-    if (e == Errc::ok && HdChecksum32{}(dst, n * esize) != reinterpret_cast<const std::uint32_t*>(a.temp + l.checksums)[g])
-        e = Errc::content_checksum;
-    reinterpret_cast<std::int32_t*>(a.temp + l.block_status)[g] = static_cast<std::int32_t>(e);
+                                  lanes, sc, team);
+    team.for_ranks([&](unsigned r) {
+        if (r != 0) return;
+        if (e == Errc::ok &&
+            HdChecksum32{}(dst, n * esize) != reinterpret_cast<const std::uint32_t*>(a.temp + l.checksums)[g])
+            e = Errc::content_checksum;
+        reinterpret_cast<std::int32_t*>(a.temp + l.block_status)[g] = static_cast<std::int32_t>(e);
+    });
 }
 
 // Step 3 for chunk c: the lowest failing block's status, or the raw size.

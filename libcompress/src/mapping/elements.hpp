@@ -31,14 +31,19 @@ MANS_HD void store_elem(std::uint8_t* p, std::size_t i, std::uint64_t v) {
 }
 
 
-// Walks a block in element order, lane by lane: fn(slot, element index),
-// where slot is the element's position in the coder's interleaved order.
+// Walks the elements of lanes [j0, j1) in element order, lane by lane:
+// fn(slot, element index), where slot is the element's position in the
+// coder's interleaved order.
 template <typename Fn>
-MANS_HD void for_each_element(const LaneLayout& lay, Fn&& fn) {
-    for (unsigned j = 0; j < lay.lanes; ++j) {
-        const std::size_t len = lay.lane_len(j), first = j * lay.seg;
+MANS_HD void for_each_element_of_lanes(const LaneLayout& lay, std::uint64_t j0, std::uint64_t j1, Fn&& fn) {
+    for (std::uint64_t j = j0; j < j1; ++j) {
+        const std::size_t len = lay.lane_len(static_cast<unsigned>(j)), first = j * lay.seg;
         for (std::size_t t = 0; t < len; ++t) fn(t * lay.lanes + j, first + t);
     }
+}
+template <typename Fn>
+MANS_HD void for_each_element(const LaneLayout& lay, Fn&& fn) {
+    for_each_element_of_lanes(lay, 0, lay.lanes, fn);
 }
 
 MANS_HD std::uint64_t sign_flip(DType t) {

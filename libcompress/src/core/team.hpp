@@ -1,0 +1,115 @@
+// team.hpp - the threads that decode one block together.
+//
+// The block decoder (mapping/block_decode.hpp) runs as a team: on a GPU the
+// lanes of one warp (WarpTeam, backends/gpu), on a CPU one thread
+// (SoloTeam), and in the tests a loop over ranks that plays a warp phase by
+// phase (LoopTeam). Every member runs the same code on the same bytes, so
+// its control flow is the same; the work is split only inside
+// for_ranks(fn), where rank r < size() runs fn(r), with a barrier before
+// and after. What one rank computes for others goes through shared() and is
+// read after the barrier; other writes happen only where leads().
+//
+// A Team provides:
+//   unsigned size() const                 ranks (1 .. kMaxTeamSize)
+//   void for_ranks(fn) const              fn(r) for every rank, between barriers
+//   bool leads() const                    true in the one member that does
+//                                         the team's single writes
+//   std::uint64_t* shared() const         kTeamSharedWords words (unused
+//                                         when size() == 1: may be null)
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/hd.hpp"
+
+namespace mans::detail {
+
+inline constexpr unsigned kMaxTeamSize = 64;  // a gfx9 wavefront
+
+// Regions of shared(): a value per rank for team_all / team sums, a second
+// value per rank, and a value per rANS lane (at most 32).
+inline constexpr unsigned kTeamRankFlags = 0;
+inline constexpr unsigned kTeamRankValues = kMaxTeamSize;
+inline constexpr unsigned kTeamLaneValues = 2 * kMaxTeamSize;
+inline constexpr unsigned kTeamSharedWords = 2 * kMaxTeamSize + 32;
+
+// One thread is the whole team (the CPU backend, one GPU thread per block).
+struct SoloTeam {
+    MANS_HD unsigned size() const { return 1; }
+    template <typename F>
+    MANS_HD void for_ranks(F&& fn) const {
+        fn(0u);
+    }
+    MANS_HD bool leads() const { return true; }
+    MANS_HD std::uint64_t* shared() const { return nullptr; }
+};
+
+// The items [begin, end) of n that rank r of `size` takes when a range is
+// split into contiguous parts (rANS lanes, byte ranges).
+struct RankSpan {
+    std::uint64_t begin, end;
+};
+MANS_HD RankSpan rank_span(unsigned r, unsigned size, std::uint64_t n) {
+    return {n * r / size, n * (r + 1) / size};
+}
+
+// fn(r) -> bool for every rank; true when every rank returned true. The
+// same answer in every member.
+template <typename Team, typename F>
+MANS_HD bool team_all(const Team& team, F&& fn) {
+    if (team.size() == 1) {
+        bool ok = false;
+        team.for_ranks([&](unsigned r) { ok = fn(r); });
+        return ok;
+    }
+    std::uint64_t* flag = team.shared() + kTeamRankFlags;
+    team.for_ranks([&](unsigned r) { flag[r] = fn(r) ? 1 : 0; });
+    bool ok = true;
+    for (unsigned r = 0; r < team.size(); ++r) ok &= flag[r] != 0;
+    return ok;
+}
+
+// dst[0..n) = src[0..n), split over the team (byte i by rank i % size, so
+// that a warp's accesses are contiguous).
+template <typename Team>
+MANS_HD void team_copy(const Team& team, std::uint8_t* dst, const std::uint8_t* src, std::size_t n) {
+    if (team.size() == 1) {
+        hd_memcpy(dst, src, n);
+        return;
+    }
+    team.for_ranks([&](unsigned r) {
+        for (std::size_t i = r; i < n; i += team.size()) dst[i] = src[i];
+    });
+}
+
+template <typename Team>
+MANS_HD void team_zero(const Team& team, std::uint8_t* dst, std::size_t n) {
+    if (team.size() == 1) {
+        hd_memset(dst, 0, n);
+        return;
+    }
+    team.for_ranks([&](unsigned r) {
+        for (std::size_t i = r; i < n; i += team.size()) dst[i] = 0;
+    });
+}
+
+// Plays a team of n ranks on one CPU thread: the code between phases runs
+// once (it is the same in every member), and a phase runs its ranks one
+// after another, in reverse when asked, so that a rank that read what
+// another writes in the same phase (a race on a GPU) changes the result.
+// The tests and the host stand-in module run the GPU's split this way.
+struct LoopTeam {
+    unsigned n;
+    std::uint64_t* area;  // kTeamSharedWords words
+    bool reverse = false;
+    unsigned size() const { return n; }
+    template <typename F>
+    void for_ranks(F&& fn) const {
+        for (unsigned k = 0; k < n; ++k) fn(reverse ? n - 1 - k : k);
+    }
+    bool leads() const { return true; }
+    std::uint64_t* shared() const { return area; }
+};
+
+}  // namespace mans::detail
