@@ -55,7 +55,7 @@ echo "run-tsan: canary race reported, Archer loaded"
 # 2. The suite.
 # Hidden [dispatch*] cases need a stand-in module (their own ctests); an
 # exclusion-only spec would run them.
-spec="~[large]~[corruption]~[zero_elim]~[roundtrip]~[dispatch]~[dispatch_fails]~[dispatch_wrong]~[dispatch_chunks]"
+spec="~[large]~[corruption]~[zero_elim]~[roundtrip]~[dispatch]~[dispatch_fails]~[dispatch_wrong]~[dispatch_chunks]~[dispatch_chunks_decode]"
 log="$build/tsan.log"
 rc=0
 start=$SECONDS

@@ -138,6 +138,7 @@ TEST_CASE("device API: a forced CPU or an unknown backend is refused with a reas
     REQUIRE(std::strcmp(mans_device_unavailable_reason(MANS_BACKEND_AUTO), "") == 0);
     Device d;
     REQUIRE(std::string(mans_device_description(d.dev)).rfind("cuda (", 0) == 0);
+    REQUIRE(mans_device_compresses(d.dev) == 1);
 }
 
 TEST_CASE("device API: each chunk's stream is the CPU's, and decodes to the input", "[.][dispatch_chunks]") {
@@ -412,4 +413,61 @@ TEST_CASE("device API: misaligned temp, aliased size arrays and null outputs are
     REQUIRE(back == raw);
     REQUIRE(mans_device_decompress_async(d.dev, din, din_bytes, 2, 0, dal + 8, dtemp_bytes, douts, raw.size(),
                                          dout_bytes, dst, nullptr) == MANS_ERR_INVALID_ARGUMENT);
+}
+
+// Through a stand-in that decompresses only (FIXTURE_CODER_DECODE_ONLY, as
+// the HIP module today): ctest backend_device_api_decode_only.
+TEST_CASE("device API: a module that only decompresses opens for decompression", "[.][dispatch_chunks_decode]") {
+    Device d;
+    INFO(mans_device_description(d.dev));
+    REQUIRE(mans_device_compresses(d.dev) == 0);
+    REQUIRE(std::string(mans_device_description(d.dev)).find(", decompression only") != std::string::npos);
+    REQUIRE(std::strcmp(mans_device_unavailable_reason(MANS_BACKEND_AUTO), "") == 0);
+
+    // Compression is refused as unavailable, before any argument is read.
+    size_t temp = 0;
+    CHECK(mans_device_compress_temp_bytes(d.dev, MANS_DTYPE_U16, 0, 1, 4096, &temp) == MANS_ERR_BACKEND_UNAVAILABLE);
+    const Bytes one(4096, 7);
+    HostBatch h({one}, mans_device_compress_max_output_bytes(one.size()), 1 << 20);
+    CHECK(mans_device_compress_async(d.dev, MANS_DTYPE_U16, 0, h.in_ptrs.data(), h.in_bytes.data(), one.size(), 1,
+                                     h.temp.data(), h.temp.size(), h.out_ptrs.data(), h.out[0].size(),
+                                     h.out_bytes.data(), h.statuses.data(), nullptr) == MANS_ERR_BACKEND_UNAVAILABLE);
+    CHECK(h.statuses[0] == MANS_ERR_INTERNAL);  // untouched
+
+    // CPU streams of every dtype decode through it; damaged ones get the CPU's status.
+    std::mt19937_64 rng(11);
+    size_t damaged = 0;
+    for (mans::DType dt : mans_test::kAllDTypes) {
+        const size_t es = mans::dtype_size(dt);
+        std::vector<Bytes> raws, streams;
+        std::uint64_t seed = 40;
+        for (size_t n : {size_t{0}, size_t{5}, size_t{3000}, size_t{70001}})
+            raws.push_back(mans_test::generate_mixed(dt, n, 4096 / es, seed++));
+        size_t cap = 0;
+        for (const Bytes& r : raws) {
+            streams.push_back(cpu_stream(r, dt, 4096));
+            cap = std::max(cap, r.size());
+        }
+        INFO("dtype " << mans::dtype_name(dt));
+        const Decompressed dec = device_decompress(d.dev, streams, cap, 4096);
+        REQUIRE(dec.call == MANS_OK);
+        for (size_t c = 0; c < raws.size(); ++c) {
+            INFO("chunk " << c);
+            REQUIRE(dec.statuses[c] == MANS_OK);
+            REQUIRE(dec.data[c] == raws[c]);
+        }
+        std::vector<mans_status> expect;
+        for (Bytes& st : streams) {
+            if (!st.empty()) st[rng() % st.size()] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
+            expect.push_back(cpu_decode_status(st, cap));
+            damaged += expect.back() != MANS_OK;
+        }
+        const Decompressed bad = device_decompress(d.dev, streams, cap, 4096);
+        REQUIRE(bad.call == MANS_OK);
+        for (size_t c = 0; c < streams.size(); ++c) {
+            INFO("damaged chunk " << c);
+            REQUIRE(bad.statuses[c] == expect[c]);
+        }
+    }
+    CHECK(damaged > 10);
 }

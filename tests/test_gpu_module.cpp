@@ -102,6 +102,27 @@ TEST_CASE("a built CUDA module loads on any machine and claims MANS coding and t
     CHECK(!module_unusable_reason(m, BackendOp::prism_compress).empty());
 }
 
+TEST_CASE("the HIP module decompresses, also through the device-memory API, and does not compress", "[gpu]") {
+    const std::string path = std::string(MANS_GPU_MODULE_DIR) + "/" + module_file_name("hip");
+    if (!exists(path)) {
+        WARN("hip: module not built: skipped");
+        return;
+    }
+    ModuleState m = load_backend_module("hip", {MANS_GPU_MODULE_DIR});
+    if (!m.module) {
+        WARN("hip: module does not load here (" << m.load_error << "): skipped");
+        return;
+    }
+    CHECK((m.module->caps & 0xffffu) == (MANS_BACKEND_CAP_MANS_DECOMPRESS | MANS_BACKEND_CAP_DEVICE_CHUNK_DECODE));
+    CHECK(m.module->chunk_decode != nullptr);
+    CHECK(m.module->chunk_encode == nullptr);
+    CHECK(m.module->encode_blocks == nullptr);
+    CHECK(module_has_device_chunk_decode(m.module));
+    CHECK_FALSE(module_has_device_chunks(m.module));
+    CHECK(m.has_op(BackendOp::mans_decompress));
+    CHECK_FALSE(m.has_op(BackendOp::mans_compress));
+}
+
 TEST_CASE("GPU warp rANS decoder equals the CPU decoder", "[gpu]") {
     for (const char* name : {"cuda", "hip"}) {
         ModuleState state;

@@ -436,23 +436,9 @@ int encode_blocks(const mans_backend_encode_batch* h, mans_backend_probe_result*
 // The steps of mapping/chunk_batch.hpp as kernels on the caller's stream and
 // current device: nothing here waits, allocates or copies. Each kernel
 // reads the batch (device arrays) and the layout the core computed too.
-// Offered with both directions only (the API opens a module for both).
-#if MANS_GPU_ENCODE
+// Decompression in every module; compression where the encoder is built
+// (MANS_GPU_ENCODE; the API opens a module without it for decompression).
 
-template <typename U>
-__global__ void chunk_encode_blocks(mans_backend_chunk_batch a, ChunkEncodeLayout l, std::uint64_t first,
-                                    std::uint64_t count) {
-    const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (i < count) encode_chunk_block<U>(a, l, first + i, a.temp + l.scratch + i * l.slice);
-}
-__global__ void chunk_finish_encode(mans_backend_chunk_batch a, ChunkEncodeLayout l) {
-    const std::uint64_t c = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (c < a.chunks) finish_chunk_encode(a, l, c);
-}
-__global__ void chunk_place_blocks(mans_backend_chunk_batch a, ChunkEncodeLayout l) {
-    const std::uint64_t g = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (g < l.total_blocks) place_chunk_block(a, l, g);
-}
 __global__ void chunk_parse(mans_backend_chunk_batch a, ChunkDecodeLayout l) {
     const std::uint64_t c = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (c < a.chunks) parse_chunk(a, l, c);
@@ -482,6 +468,53 @@ int chunk_fail(mans_backend_probe_result* err, const char* what, mans::gpu::Erro
     return -1;
 }
 
+int chunk_decode(const mans_backend_chunk_batch* a, mans_backend_probe_result* err) {
+    const std::uint64_t wave = a && a->struct_size >= sizeof(mans_backend_chunk_batch) ? chunk_decode_wave(*a) : 0;
+    if (wave == 0) {
+        if (err) std::snprintf(err->text, sizeof err->text, "invalid chunk batch or temp too small");
+        return -1;
+    }
+    const ChunkDecodeLayout l = chunk_decode_layout(a->chunks, a->out_capacity, a->max_block_bytes, wave);
+    if (!grid_fits(a->chunks) || !grid_fits(wave)) {
+        if (err) std::snprintf(err->text, sizeof err->text, "chunk batch too large for one grid");
+        return -1;
+    }
+    const auto stream = static_cast<mans::gpu::Stream>(a->stream);
+    mans::gpu::Error e = mans::gpu::raise_stack_limit(stack_for(chunk_decode_blocks, kDecodeStackBytes));
+    if (e == mans::gpu::kSuccess) {
+        chunk_parse<<<groups_for(a->chunks), kThreadsPerGroup, 0, stream>>>(*a, l);
+        e = mans::gpu::last_error();
+    }
+    if (e == mans::gpu::kSuccess) {
+        chunk_index_blocks<<<1, 1, 0, stream>>>(*a, l);
+        e = mans::gpu::last_error();
+    }
+    if (e == mans::gpu::kSuccess)
+        e = launch_in_waves(l.total_blocks, wave, [&](std::uint64_t first, std::uint64_t count) {
+            chunk_decode_blocks<<<warp_groups_for(count), kWarpsPerGroup * kWarp, 0, stream>>>(*a, l, first, count);
+        });
+    if (e == mans::gpu::kSuccess) {
+        chunk_finish_decode<<<groups_for(a->chunks), kThreadsPerGroup, 0, stream>>>(*a, l);
+        e = mans::gpu::last_error();
+    }
+    return e == mans::gpu::kSuccess ? 0 : chunk_fail(err, "chunk_decode", e);
+}
+#if MANS_GPU_ENCODE
+
+template <typename U>
+__global__ void chunk_encode_blocks(mans_backend_chunk_batch a, ChunkEncodeLayout l, std::uint64_t first,
+                                    std::uint64_t count) {
+    const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < count) encode_chunk_block<U>(a, l, first + i, a.temp + l.scratch + i * l.slice);
+}
+__global__ void chunk_finish_encode(mans_backend_chunk_batch a, ChunkEncodeLayout l) {
+    const std::uint64_t c = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (c < a.chunks) finish_chunk_encode(a, l, c);
+}
+__global__ void chunk_place_blocks(mans_backend_chunk_batch a, ChunkEncodeLayout l) {
+    const std::uint64_t g = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (g < l.total_blocks) place_chunk_block(a, l, g);
+}
 using ChunkEncodeKernel = void (*)(mans_backend_chunk_batch, ChunkEncodeLayout, std::uint64_t, std::uint64_t);
 ChunkEncodeKernel chunk_encode_kernel_for(unsigned esize) {
     switch (esize) {
@@ -520,37 +553,6 @@ int chunk_encode(const mans_backend_chunk_batch* a, mans_backend_probe_result* e
     return e == mans::gpu::kSuccess ? 0 : chunk_fail(err, "chunk_encode", e);
 }
 
-int chunk_decode(const mans_backend_chunk_batch* a, mans_backend_probe_result* err) {
-    const std::uint64_t wave = a && a->struct_size >= sizeof(mans_backend_chunk_batch) ? chunk_decode_wave(*a) : 0;
-    if (wave == 0) {
-        if (err) std::snprintf(err->text, sizeof err->text, "invalid chunk batch or temp too small");
-        return -1;
-    }
-    const ChunkDecodeLayout l = chunk_decode_layout(a->chunks, a->out_capacity, a->max_block_bytes, wave);
-    if (!grid_fits(a->chunks) || !grid_fits(wave)) {
-        if (err) std::snprintf(err->text, sizeof err->text, "chunk batch too large for one grid");
-        return -1;
-    }
-    const auto stream = static_cast<mans::gpu::Stream>(a->stream);
-    mans::gpu::Error e = mans::gpu::raise_stack_limit(stack_for(chunk_decode_blocks, kDecodeStackBytes));
-    if (e == mans::gpu::kSuccess) {
-        chunk_parse<<<groups_for(a->chunks), kThreadsPerGroup, 0, stream>>>(*a, l);
-        e = mans::gpu::last_error();
-    }
-    if (e == mans::gpu::kSuccess) {
-        chunk_index_blocks<<<1, 1, 0, stream>>>(*a, l);
-        e = mans::gpu::last_error();
-    }
-    if (e == mans::gpu::kSuccess)
-        e = launch_in_waves(l.total_blocks, wave, [&](std::uint64_t first, std::uint64_t count) {
-            chunk_decode_blocks<<<warp_groups_for(count), kWarpsPerGroup * kWarp, 0, stream>>>(*a, l, first, count);
-        });
-    if (e == mans::gpu::kSuccess) {
-        chunk_finish_decode<<<groups_for(a->chunks), kThreadsPerGroup, 0, stream>>>(*a, l);
-        e = mans::gpu::last_error();
-    }
-    return e == mans::gpu::kSuccess ? 0 : chunk_fail(err, "chunk_decode", e);
-}
 #endif  // MANS_GPU_ENCODE
 
 mans_backend_module make_module() {
@@ -561,11 +563,13 @@ mans_backend_module make_module() {
     m.build_info = MANS_GPU_RUNTIME ", targets " MANS_GPU_TARGETS;
     m.caps = MANS_BACKEND_CAP_MANS_DECOMPRESS | MANS_BACKEND_CAP_RANS_DECODE_TEST;
     m.probe = probe;
+    m.chunk_decode = chunk_decode;
 #if MANS_GPU_ENCODE
     m.caps |= MANS_BACKEND_CAP_MANS_COMPRESS | MANS_BACKEND_CAP_DEVICE_CHUNKS;
     m.encode_blocks = encode_blocks;
     m.chunk_encode = chunk_encode;
-    m.chunk_decode = chunk_decode;
+#else
+    m.caps |= MANS_BACKEND_CAP_DEVICE_CHUNK_DECODE;
 #endif
     m.decode_blocks = decode_blocks;
     m.rans_decode_lanes = rans_decode_lanes;

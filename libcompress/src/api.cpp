@@ -317,8 +317,9 @@ std::size_t default_block_elems(std::size_t block_bytes, std::size_t esize) {
 
 namespace detail {
 
-const mans_backend_module* device_chunk_module(mans::Backend requested, std::string* why) {
+const mans_backend_module* device_chunk_module(mans::Backend requested, std::string* why, bool* compresses) {
     why->clear();
+    *compresses = false;
     if (requested == mans::Backend::cpu) {
         *why = "the device-memory API needs a GPU backend (cuda or hip)";
         return nullptr;
@@ -326,15 +327,18 @@ const mans_backend_module* device_chunk_module(mans::Backend requested, std::str
     for (mans::Backend g : {mans::Backend::cuda, mans::Backend::hip}) {
         if (requested != mans::Backend::automatic && requested != g) continue;
         const char* name = gpu_name(g);
-        std::string reason = module_reason(name, BackendOp::mans_compress);
-        if (reason.empty()) reason = module_reason(name, BackendOp::mans_decompress);
+        // Both directions when it can, else decompression only.
+        const std::string no_compress = module_reason(name, BackendOp::mans_compress);
+        const std::string reason_decode = module_reason(name, BackendOp::mans_decompress);
         const mans_backend_module* m = usable_module(name, BackendOp::mans_compress);
-        if (reason.empty() && m) {
-            if (module_has_device_chunks(m)) return m;
-            reason = std::string(name) + ": module has no device-memory entries";
+        if (no_compress.empty() && reason_decode.empty() && m && module_has_device_chunks(m)) {
+            *compresses = true;
+            return m;
         }
+        const mans_backend_module* d = usable_module(name, BackendOp::mans_decompress);
+        if (reason_decode.empty() && d && module_has_device_chunk_decode(d)) return d;
         if (!why->empty()) *why += "; ";
-        *why += reason.empty() ? std::string(name) + ": unavailable" : reason;
+        *why += reason_decode.empty() ? std::string(name) + ": module has no device-memory entries" : reason_decode;
     }
     return nullptr;
 }

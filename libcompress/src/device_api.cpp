@@ -19,6 +19,7 @@ static_assert(sizeof(mans_status) == sizeof(std::int32_t), "device status arrays
 
 struct mans_device {
     const mans_backend_module* module = nullptr;
+    bool compresses = false;  // false: the module decompresses only
     std::string description;
 };
 
@@ -102,12 +103,16 @@ mans_status mans_device_open(mans_backend backend, mans_device** out) {
     *out = nullptr;
     try {
         std::string why;
-        const mans_backend_module* m = mans::detail::device_chunk_module(static_cast<mans::Backend>(backend), &why);
+        bool compresses = false;
+        const mans_backend_module* m =
+            mans::detail::device_chunk_module(static_cast<mans::Backend>(backend), &why, &compresses);
         if (!m) return MANS_ERR_BACKEND_UNAVAILABLE;
         auto* dev = new mans_device;
         dev->module = m;
+        dev->compresses = compresses;
         // The loader probed the module already and keeps its device text.
-        dev->description = std::string(m->name) + " (" + mans::detail::gpu_module_device(m->name) + ")";
+        dev->description = std::string(m->name) + " (" + mans::detail::gpu_module_device(m->name) + ")" +
+                           (compresses ? "" : ", decompression only");
         *out = dev;
         return MANS_OK;
     } catch (const std::bad_alloc&) {
@@ -123,11 +128,14 @@ const char* mans_device_description(const mans_device* dev) {
     return dev ? dev->description.c_str() : "no device";
 }
 
+int mans_device_compresses(const mans_device* dev) { return dev && dev->compresses ? 1 : 0; }
+
 const char* mans_device_unavailable_reason(mans_backend backend) {
     thread_local std::string why;
     if (!valid_backend(backend)) return "unknown backend";
     try {
-        mans::detail::device_chunk_module(static_cast<mans::Backend>(backend), &why);
+        bool compresses = false;
+        mans::detail::device_chunk_module(static_cast<mans::Backend>(backend), &why, &compresses);
         return why.c_str();
     } catch (...) {
         return "out of memory";
@@ -139,6 +147,7 @@ size_t mans_device_compress_max_output_bytes(size_t max_chunk_bytes) { return ma
 mans_status mans_device_compress_temp_bytes(const mans_device* dev, mans_dtype dtype, size_t block_bytes,
                                             size_t num_chunks, size_t max_chunk_bytes, size_t* temp_bytes) {
     if (!dev || !temp_bytes) return MANS_ERR_INVALID_ARGUMENT;
+    if (!dev->compresses) return MANS_ERR_BACKEND_UNAVAILABLE;
     unsigned esize = 0;
     std::uint64_t block_elems = 0;
     if (const mans_status st = compress_shape(dtype, block_bytes, &esize, &block_elems); st != MANS_OK) return st;
@@ -154,6 +163,7 @@ mans_status mans_device_compress_async(mans_device* dev, mans_dtype dtype, size_
                                        size_t num_chunks, void* temp, size_t temp_bytes, void* const* out_ptrs,
                                        size_t out_capacity, size_t* out_bytes, mans_status* statuses, void* stream) {
     if (!dev) return MANS_ERR_INVALID_ARGUMENT;
+    if (!dev->compresses) return MANS_ERR_BACKEND_UNAVAILABLE;
     unsigned esize = 0;
     std::uint64_t block_elems = 0;
     if (const mans_status st = compress_shape(dtype, block_bytes, &esize, &block_elems); st != MANS_OK) return st;

@@ -10,7 +10,13 @@
 // a team of 32 (core/team.hpp: LoopTeam, each phase's ranks in reverse on
 // every other block, so that a race between ranks changes the bytes); FIXTURE_CODER_FAILS fails at
 // "run time" like a GPU out of memory; FIXTURE_CODER_WRONG codes, then
-// damages one byte of every block, like a miscompiled kernel.
+// damages one byte of every block, like a miscompiled kernel;
+// FIXTURE_CODER_DECODE_ONLY is FIXTURE_CODER without compression, as the
+// HIP module is today (decode_blocks and chunk_decode only).
+#ifdef FIXTURE_CODER_DECODE_ONLY
+#define FIXTURE_CODER 1
+#define FIXTURE_NO_COMPRESS 1
+#endif
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -71,6 +77,7 @@ int decode_blocks(const mans_backend_block_batch* batch, mans_backend_probe_resu
 #endif
     return 0;
 }
+#ifndef FIXTURE_NO_COMPRESS
 int encode_blocks(const mans_backend_encode_batch* batch, mans_backend_probe_result*) {
     ++mans_fixture_batches;
     std::vector<unsigned char> scratch;
@@ -84,6 +91,7 @@ int encode_blocks(const mans_backend_encode_batch* batch, mans_backend_probe_res
     }
     return 0;
 }
+#endif
 
 // The device-memory API's steps (mapping/chunk_batch.hpp) as the kernels
 // run them: waves of blocks through the temp's scratch slices, each slice
@@ -98,6 +106,7 @@ void in_waves(std::uint64_t total, std::uint64_t wave, std::uint8_t* scratch, st
             fn(first + i, scratch + i * slice);
         }
 }
+#ifndef FIXTURE_NO_COMPRESS
 int chunk_encode(const mans_backend_chunk_batch* a, mans_backend_probe_result*) {
     namespace d = mans::detail;
     ++mans_fixture_batches;
@@ -112,6 +121,7 @@ int chunk_encode(const mans_backend_chunk_batch* a, mans_backend_probe_result*) 
     for (std::uint64_t g = 0; g < l.total_blocks; ++g) d::place_chunk_block(*a, l, g);
     return 0;
 }
+#endif
 int chunk_decode(const mans_backend_chunk_batch* a, mans_backend_probe_result*) {
     namespace d = mans::detail;
     ++mans_fixture_batches;
@@ -171,15 +181,19 @@ mans_backend_module make_module() {
 #ifdef FIXTURE_CLAIMS_COMPRESS
     m.caps = MANS_BACKEND_CAP_MANS_COMPRESS;  // a flag without its function: not implemented
 #endif
-#if defined(FIXTURE_CODER) || defined(FIXTURE_CODER_FAILS) || defined(FIXTURE_CODER_WRONG)
+#if defined(FIXTURE_NO_COMPRESS)
+    m.caps = MANS_BACKEND_CAP_MANS_DECOMPRESS | MANS_BACKEND_CAP_DEVICE_CHUNK_DECODE;
+    m.decode_blocks = decode_blocks;
+    m.chunk_decode = chunk_decode;
+#elif defined(FIXTURE_CODER) || defined(FIXTURE_CODER_FAILS) || defined(FIXTURE_CODER_WRONG)
     m.caps = MANS_BACKEND_CAP_MANS_COMPRESS | MANS_BACKEND_CAP_MANS_DECOMPRESS;
     m.encode_blocks = encode_blocks;
     m.decode_blocks = decode_blocks;
-#endif
 #if defined(FIXTURE_CODER) || defined(FIXTURE_CODER_WRONG)
     m.caps |= MANS_BACKEND_CAP_DEVICE_CHUNKS;
     m.chunk_encode = chunk_encode;
     m.chunk_decode = chunk_decode;
+#endif
 #endif
     return m;
 }

@@ -49,11 +49,17 @@ typedef struct mans_device mans_device;
 /* Opens a GPU backend for this API: MANS_BACKEND_AUTO takes CUDA, then HIP;
  * MANS_BACKEND_CUDA / MANS_BACKEND_HIP force one. MANS_ERR_BACKEND_UNAVAILABLE
  * when none can serve (mans_device_unavailable_reason says why). The module
- * must find a device and pass the same self-test as for mans_compress. */
+ * must find a device and pass the same self-test as for mans_compress and
+ * mans_decompress; a module that decompresses only (the HIP module today)
+ * opens for decompression: mans_device_compresses() is 0, and the
+ * compression calls return MANS_ERR_BACKEND_UNAVAILABLE. */
 mans_status mans_device_open(mans_backend backend, mans_device** out);
 void mans_device_close(mans_device* dev);
-/* "cuda (NVIDIA H200, sm_90, 139 GiB)"; never NULL. */
+/* "cuda (NVIDIA H200, sm_90, 139 GiB)", with ", decompression only" when
+ * it does not compress; never NULL. */
 const char* mans_device_description(const mans_device* dev);
+/* 1 when the device compresses and decompresses, 0 when it decompresses only. */
+int mans_device_compresses(const mans_device* dev);
 /* Why mans_device_open(backend) fails ("" when it would not); never NULL,
  * valid until the next call from the same thread. */
 const char* mans_device_unavailable_reason(mans_backend backend);

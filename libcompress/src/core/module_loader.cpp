@@ -73,11 +73,19 @@ bool ModuleState::has_op(BackendOp op) const {
     return false;
 }
 
+namespace {
+constexpr std::size_t kAfterChunks = offsetof(mans_backend_module, chunk_decode) + sizeof(void*);
+}
+
 bool module_has_device_chunks(const mans_backend_module* m) {
-    const std::size_t after_chunks = offsetof(mans_backend_module, chunk_decode) + sizeof(void*);
     return m && (m->caps & MANS_BACKEND_CAP_DEVICE_CHUNKS) &&
-           field_or_null(m, &mans_backend_module::chunk_encode, after_chunks) != nullptr &&
-           field_or_null(m, &mans_backend_module::chunk_decode, after_chunks) != nullptr;
+           field_or_null(m, &mans_backend_module::chunk_encode, kAfterChunks) != nullptr &&
+           field_or_null(m, &mans_backend_module::chunk_decode, kAfterChunks) != nullptr;
+}
+
+bool module_has_device_chunk_decode(const mans_backend_module* m) {
+    return m && (m->caps & (MANS_BACKEND_CAP_DEVICE_CHUNKS | MANS_BACKEND_CAP_DEVICE_CHUNK_DECODE)) &&
+           field_or_null(m, &mans_backend_module::chunk_decode, kAfterChunks) != nullptr;
 }
 
 std::string module_file_name(const std::string& name) { return "libmans_backend_" + name + ".so"; }

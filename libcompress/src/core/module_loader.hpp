@@ -47,6 +47,8 @@ struct ModuleState {
 // Whether a loaded module implements the device-memory API's chunk entries
 // (flag and both pointers, read only when its struct_size covers them).
 bool module_has_device_chunks(const mans_backend_module* m);
+// Whether it implements chunk_decode (with or without chunk_encode).
+bool module_has_device_chunk_decode(const mans_backend_module* m);
 
 // "cuda" -> "libmans_backend_cuda.so".
 std::string module_file_name(const std::string& name);
