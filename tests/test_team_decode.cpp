@@ -3,11 +3,17 @@
 // status: every mapping, dtype and size, teams smaller and larger
 // than the block's rANS lane count, phases played forwards and backwards
 // (a rank that read another rank's write of the same phase would change
-// the result), and damaged payloads.
+// the result), and damaged payloads. A team of real threads (one per
+// member, barriers, one leader, a ballot) runs the warp's rANS lane loop
+// too, as close to a warp as a CPU gets; under ThreadSanitizer it also
+// looks for races between members.
 #include <catch2/catch.hpp>
 
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "backend.hpp"
@@ -68,6 +74,95 @@ Decoded decode_on_cpu(DType dt, const Bytes& payload, std::size_t n) {
     return d;
 }
 
+// A team of real threads: one std::thread per member, every member runs
+// the code between phases, a barrier before and after each phase, rank 0
+// leads, and the rANS lanes run as on a warp (rans_decode_as_member) with
+// a ballot built from the barrier.
+class Barrier {
+public:
+    explicit Barrier(unsigned n) : n_(n) {}
+    void wait() {
+        std::unique_lock<std::mutex> lock(m_);
+        const std::uint64_t gen = gen_;
+        if (++waiting_ == n_) {
+            waiting_ = 0;
+            ++gen_;
+            cv_.notify_all();
+        } else {
+            cv_.wait(lock, [&] { return gen_ != gen; });
+        }
+    }
+
+private:
+    std::mutex m_;
+    std::condition_variable cv_;
+    unsigned n_, waiting_ = 0;
+    std::uint64_t gen_ = 0;
+};
+
+struct ThreadTeamState {
+    explicit ThreadTeamState(unsigned n) : bar(n) {}
+    Barrier bar;
+    std::uint64_t area[kTeamSharedWords];
+    bool votes[kMaxTeamSize];
+};
+
+struct ThreadTeam {
+    unsigned rank, n;
+    ThreadTeamState* st;
+    unsigned size() const { return n; }
+    template <typename F>
+    void for_ranks(F&& fn) const {
+        st->bar.wait();
+        fn(rank);
+        st->bar.wait();
+    }
+    bool leads() const { return rank == 0; }
+    std::uint64_t* shared() const { return st->area; }
+};
+
+struct ThreadLanes {
+    unsigned rank, n;
+    ThreadTeamState* st;
+    bool operator()(const RansDecodeArgs& a) const {
+        st->bar.wait();  // tables and words are written
+        const auto ballot = [this](bool p) {
+            st->votes[rank] = p;
+            st->bar.wait();
+            std::uint64_t mask = 0;
+            for (unsigned r = 0; r < n; ++r) mask |= std::uint64_t{st->votes[r]} << r;
+            st->bar.wait();  // every member has read the votes
+            return mask;
+        };
+        const bool ok = rans_decode_as_member(a, rank, ballot);
+        st->bar.wait();
+        return ok;
+    }
+};
+
+Decoded decode_as_thread_team(DType dt, const Bytes& payload, std::size_t n, unsigned size) {
+    const std::size_t esize = mans::dtype_size(dt);
+    std::vector<std::uint8_t> scratch(block_scratch_bytes(n) + 16, 0xA5);
+    auto* base = reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(scratch.data()) + 15) &
+                                                 ~std::uintptr_t{15});
+    const FixedBlockScratch sc = carve_block_scratch(base, n);
+    ThreadTeamState st(size);
+    for (std::uint64_t& w : st.area) w = 0xA5A5A5A5A5A5A5A5ull;
+    Decoded d{Errc::ok, Bytes(n * esize + 1, 0xEE)};
+    std::vector<Errc> member(size, Errc::internal);
+    std::vector<std::thread> threads;
+    for (unsigned r = 0; r < size; ++r)
+        threads.emplace_back([&, r] {
+            member[r] = decode_block_payload(dt, payload.data(), payload.size(), n, d.out.data(),
+                                             ThreadLanes{r, size, &st}, sc, ThreadTeam{r, size, &st});
+        });
+    for (std::thread& t : threads) t.join();
+    d.e = member[0];
+    for (Errc e : member)
+        if (e != member[0]) d.e = static_cast<Errc>(-1000);  // members disagree: never a real status
+    return d;
+}
+
 struct TeamShape {
     unsigned size;
     bool reverse;
@@ -77,41 +172,73 @@ constexpr TeamShape kTeams[] = {{2, false}, {3, true}, {7, false}, {32, false}, 
 
 }  // namespace
 
-TEST_CASE("a team decodes every block mapping as the CPU backend does", "[team]") {
-    const auto& scalar = mans::detail::cpu_backend().kernels(true);
-    const ModeHint hints[] = {ModeHint::automatic,    ModeHint::stored,      ModeHint::constant,
-                              ModeHint::token_center, ModeHint::token_delta, ModeHint::token_repeat,
-                              ModeHint::adm,          ModeHint::byte_planes, ModeHint::dictionary};
+namespace {
+
+// The payloads a test case decodes: the CPU encoder's, one for every dtype,
+// distribution, size (0: a full default block) and mapping hint, in that
+// loop order; fn(dt, dist, n, raw, payload).
+struct PayloadSet {
+    std::vector<DType> dtypes;
+    std::vector<Dist> dists;
+    std::vector<std::size_t> sizes;
+    std::vector<ModeHint> hints;
+    std::uint64_t seed;
+};
+template <typename F>
+void for_each_payload(const PayloadSet& set, F&& fn) {
+    const auto& scalar = cpu_backend().kernels(true);
     BlockScratch enc;
     Bytes payload;
-    std::size_t decodes = 0, by_mode[8] = {};
-    for (DType dt : kAllDTypes) {
-        const std::size_t esize = mans::dtype_size(dt);
-        for (Dist dist : kAllDists) {
-            // 20000 and the full block use 32 lanes, 8193 uses 16, the small ones fewer.
-            for (std::size_t n : {std::size_t{1}, std::size_t{31}, std::size_t{513}, std::size_t{8193},
-                                  std::size_t{20000}, mans::kDefaultBlockBytes / esize}) {
-                const Bytes raw = generate(dt, dist, n, 77 + n);
-                for (ModeHint h : hints) {
+    for (DType dt : set.dtypes)
+        for (Dist dist : set.dists)
+            for (std::size_t size : set.sizes) {
+                const std::size_t n = size ? size : mans::kDefaultBlockBytes / mans::dtype_size(dt);
+                const Bytes raw = generate(dt, dist, n, set.seed + n);
+                for (ModeHint h : set.hints) {
                     payload.clear();
                     encode_block(dt, raw.data(), n, scalar, enc, payload, h);
-                    ++by_mode[payload[0] & 7];
-                    INFO(mans::dtype_name(dt) << " " << dist_name(dist) << " n=" << n << " mode "
-                                              << int(payload[0]));
-                    const Decoded cpu = decode_on_cpu(dt, payload, n);
-                    REQUIRE(cpu.e == Errc::ok);
-                    REQUIRE((Bytes(cpu.out.begin(), cpu.out.end() - 1) == raw));
-                    for (const TeamShape& t : kTeams) {
-                        INFO("team of " << t.size << (t.reverse ? ", phases reversed" : ""));
-                        const Decoded team = decode_as_team(dt, payload, n, t.size, t.reverse);
-                        CHECK(team.e == Errc::ok);
-                        CHECK((team.out == cpu.out));  // the guard byte too
-                        ++decodes;
-                    }
+                    fn(dt, dist, n, raw, payload);
                 }
             }
-        }
+}
+
+// A deterministic stream of pseudo-random numbers for the damage.
+struct Lcg {
+    std::uint64_t state;
+    std::uint64_t next() {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        return state >> 33;
     }
+};
+
+const std::vector<DType> kDTypes(std::begin(kAllDTypes), std::end(kAllDTypes));
+
+}  // namespace
+
+TEST_CASE("a team decodes every block mapping as the CPU backend does", "[team]") {
+    std::size_t decodes = 0, by_mode[8] = {};
+    // 20000 and the full block (0) use 32 lanes, 8193 uses 16, the small ones fewer.
+    const PayloadSet set{kDTypes,
+                         std::vector<Dist>(std::begin(kAllDists), std::end(kAllDists)),
+                         {1, 31, 513, 8193, 20000, 0},
+                         {ModeHint::automatic, ModeHint::stored, ModeHint::constant, ModeHint::token_center,
+                          ModeHint::token_delta, ModeHint::token_repeat, ModeHint::adm, ModeHint::byte_planes,
+                          ModeHint::dictionary},
+                         77};
+    for_each_payload(set, [&](DType dt, Dist dist, std::size_t n, const Bytes& raw, const Bytes& payload) {
+        ++by_mode[payload[0] & 7];
+        INFO(mans::dtype_name(dt) << " " << dist_name(dist) << " n=" << n << " mode " << int(payload[0]));
+        const Decoded cpu = decode_on_cpu(dt, payload, n);
+        REQUIRE(cpu.e == Errc::ok);
+        REQUIRE((Bytes(cpu.out.begin(), cpu.out.end() - 1) == raw));
+        for (const TeamShape& t : kTeams) {
+            INFO("team of " << t.size << (t.reverse ? ", phases reversed" : ""));
+            const Decoded team = decode_as_team(dt, payload, n, t.size, t.reverse);
+            CHECK(team.e == Errc::ok);
+            CHECK((team.out == cpu.out));  // the guard byte too
+            ++decodes;
+        }
+    });
     // Every mapping was decoded by teams (modes 0..5).
     for (int m = 0; m <= 5; ++m) {
         INFO("mode " << m);
@@ -121,57 +248,78 @@ TEST_CASE("a team decodes every block mapping as the CPU backend does", "[team]"
 }
 
 TEST_CASE("a team gives the CPU backend's status on damaged payloads", "[team]") {
-    const auto& scalar = mans::detail::cpu_backend().kernels(true);
-    const ModeHint hints[] = {ModeHint::token_center, ModeHint::token_delta, ModeHint::token_repeat,
-                              ModeHint::adm,          ModeHint::byte_planes, ModeHint::dictionary};
-    BlockScratch enc;
-    Bytes payload;
-    std::uint64_t lcg = 12345;
-    auto next = [&lcg] {
-        lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
-        return lcg >> 33;
-    };
+    Lcg rng{12345};
     std::size_t damaged = 0, still_ok = 0, refused = 0, spare_bytes = 0;
-    for (DType dt : kAllDTypes) {
-        for (Dist dist : {Dist::skewed, Dist::small_range_2100, Dist::quant_runs, Dist::sparse_values}) {
-            for (std::size_t n : {std::size_t{40}, std::size_t{2000}, std::size_t{17000}}) {
-                const Bytes raw = generate(dt, dist, n, 5 + n);
-                for (ModeHint h : hints) {
-                    payload.clear();
-                    encode_block(dt, raw.data(), n, scalar, enc, payload, h);
-                    for (int k = 0; k < 13; ++k) {
-                        Bytes bad = payload;
-                        // One to three damaged bytes, a cut-off tail, or one
-                        // spare byte in the raw-bit section that ends token
-                        // and ADM payloads (u32 length, then the bits).
-                        if (k == 12) {
-                            if (!grow_raw_bits(&bad)) continue;
-                            ++spare_bytes;
-                        } else if (k == 11) {
-                            bad.resize(bad.size() - 1 - next() % (bad.size() > 8 ? 8 : bad.size() - 1));
-                        } else {
-                            for (int f = 0, flips = 1 + k % 3; f < flips; ++f)
-                                bad[next() % bad.size()] ^= static_cast<std::uint8_t>(1u << (next() % 8));
-                        }
-                        const Decoded cpu = decode_on_cpu(dt, bad, n);
-                        ++damaged;
-                        (cpu.e == Errc::ok ? still_ok : refused) += 1;
-                        for (const TeamShape& t : kTeams) {
-                            INFO(mans::dtype_name(dt) << " " << dist_name(dist) << " n=" << n << " damage " << k
-                                                      << ", team of " << t.size);
-                            const Decoded team = decode_as_team(dt, bad, n, t.size, t.reverse);
-                            CHECK(team.e == cpu.e);
-                            CHECK(team.out.back() == 0xEE);  // never writes past the block
-                            if (cpu.e == Errc::ok) CHECK((team.out == cpu.out));
-                        }
-                    }
-                }
+    const PayloadSet set{kDTypes,
+                         {Dist::skewed, Dist::small_range_2100, Dist::quant_runs, Dist::sparse_values},
+                         {40, 2000, 17000},
+                         {ModeHint::token_center, ModeHint::token_delta, ModeHint::token_repeat, ModeHint::adm,
+                          ModeHint::byte_planes, ModeHint::dictionary},
+                         5};
+    for_each_payload(set, [&](DType dt, Dist dist, std::size_t n, const Bytes&, const Bytes& payload) {
+        for (int k = 0; k < 13; ++k) {
+            Bytes bad = payload;
+            // One to three damaged bytes, a cut-off tail, or one spare byte in
+            // the raw-bit section that ends token and ADM payloads (u32
+            // length, then the bits).
+            if (k == 12) {
+                if (!grow_raw_bits(&bad)) continue;
+                ++spare_bytes;
+            } else if (k == 11) {
+                bad.resize(bad.size() - 1 - rng.next() % (bad.size() > 8 ? 8 : bad.size() - 1));
+            } else {
+                for (int f = 0, flips = 1 + k % 3; f < flips; ++f)
+                    bad[rng.next() % bad.size()] ^= static_cast<std::uint8_t>(1u << (rng.next() % 8));
+            }
+            const Decoded cpu = decode_on_cpu(dt, bad, n);
+            ++damaged;
+            (cpu.e == Errc::ok ? still_ok : refused) += 1;
+            for (const TeamShape& t : kTeams) {
+                INFO(mans::dtype_name(dt) << " " << dist_name(dist) << " n=" << n << " damage " << k << ", team of "
+                                          << t.size);
+                const Decoded team = decode_as_team(dt, bad, n, t.size, t.reverse);
+                CHECK(team.e == cpu.e);
+                CHECK(team.out.back() == 0xEE);  // never writes past the block
+                if (cpu.e == Errc::ok) CHECK((team.out == cpu.out));
             }
         }
-    }
+    });
     // Both outcomes occur (a flipped raw bit can decode to other values).
     CHECK(refused > 100);
     CHECK(still_ok > 10);
     CHECK(spare_bytes > 100);
     std::printf("  damaged payloads: %zu (%zu refused, %zu decodable), teams agree\n", damaged, refused, still_ok);
+}
+
+TEST_CASE("a team of threads with a ballot decodes as the CPU backend does, damaged payloads too", "[team]") {
+    Lcg rng{99};
+    std::size_t decodes = 0, refused = 0;
+    // 31 elements: 1 rANS lane; 3000: 4 lanes.
+    const PayloadSet set{{DType::u8, DType::u16, DType::i32, DType::u64},
+                         {Dist::skewed},
+                         {31, 3000},
+                         {ModeHint::stored, ModeHint::constant, ModeHint::token_center, ModeHint::token_delta,
+                          ModeHint::adm, ModeHint::byte_planes, ModeHint::dictionary},
+                         7};
+    for_each_payload(set, [&](DType dt, Dist, std::size_t n, const Bytes&, const Bytes& payload) {
+        for (int damage = 0; damage < 2; ++damage) {
+            Bytes p = payload;
+            if (damage) {
+                const std::uint64_t r = rng.next();
+                p[r % p.size()] ^= static_cast<std::uint8_t>(1u << ((r >> 13) % 8));
+            }
+            const Decoded cpu = decode_on_cpu(dt, p, n);
+            refused += cpu.e != Errc::ok;
+            // The warp form of the rANS lanes needs a member per lane: 32.
+            INFO(mans::dtype_name(dt) << " n=" << n << " mode " << int(p[0]) << (damage ? " damaged" : ""));
+            const Decoded team = decode_as_thread_team(dt, p, n, 32);
+            CHECK(team.e == cpu.e);
+            CHECK(team.out.back() == 0xEE);
+            if (cpu.e == Errc::ok) CHECK((team.out == cpu.out));
+            ++decodes;
+        }
+    });
+    CHECK(refused > 10);
+    std::printf("  thread-team decodes: %zu (%zu of the payloads refused), all equal to the CPU backend's\n",
+                decodes, refused);
 }

@@ -62,43 +62,17 @@ struct WarpTeam {
     __host__ __device__ std::uint64_t* shared() const { return area; }
 };
 
-// The rANS lane loop with a warp: thread j runs lane j. Words leave the
-// stream in (step, lane) order, so lane j's word is at the cursor plus the
-// number of lower lanes that also pull one at this step (ballot +
-// popcount). The same checks as rans_decode_reference, answered alike in
-// every thread.
+// The rANS lane loop with a warp: thread j runs lane j
+// (rans_decode_as_member, with the warp's ballot).
 struct WarpLanes {
     unsigned lane;
 
     __host__ __device__ bool operator()(const RansDecodeArgs& a) const {
 #ifdef MANS_GPU_DEVICE_PASS
-        const LaneLayout& lay = a.layout;
-        const unsigned j = lane;
-        const bool lane_exists = j < lay.lanes;
-        std::uint32_t x = lane_exists ? a.states[j] : kStateLow;
-        std::size_t rd = 0;
-        const std::uint64_t lower = (std::uint64_t{1} << j) - 1;
-        bool ok = true;
         mans_gpu_syncwarp();  // tables and words were written by other lanes
-        // Each lane reads back only its own previous token.
-        for (std::size_t t = 0; t < lay.seg && ok; ++t) {
-            const bool active = j < lay.active_at(t);
-            DecLaneStep s{0, x, false};
-            if (active) {
-                const std::uint32_t off = t ? a.ctx_off[a.out[(t - 1) * lay.lanes + j]] : 0;
-                s = dec_lane_step(x, a.table, off, a.prob_bits);
-            }
-            const std::uint64_t pulls = mans_gpu_ballot(active && s.needs_word);
-            // rd <= nwords here, and words carry kWordPadding >= 32 readable words.
-            const std::size_t at = rd + mans_gpu_popc64(pulls & lower);
-            if (active) x = dec_refill(s, s.needs_word ? a.words[at] : 0);
-            if (lane_exists) a.out[t * lay.lanes + j] = active ? static_cast<std::uint8_t>(s.token) : 0;
-            rd += mans_gpu_popc64(pulls);
-            ok = rd <= a.nwords;  // warp-uniform
-        }
-        const bool all_done = mans_gpu_ballot(lane_exists && x != kStateLow) == 0;
+        const bool ok = rans_decode_as_member(a, lane, [](bool p) { return mans_gpu_ballot(p); });
         mans_gpu_syncwarp();  // the tokens are read by other lanes next
-        return ok && rd == a.nwords && all_done;
+        return ok;
 #else
         return rans_decode_reference(a);
 #endif
@@ -141,15 +115,11 @@ __global__ void decode_blocks_warp_per_block(mans_backend_block_batch batch, std
     if (lane == 0) batch.status[first + i] = status;
 }
 
-// MANS_GPU_ENCODE: the encoder kernels. Not in the HIP module yet: with
-// Debian's hipcc (clang 15) the gfx9 encoder takes too long to compile for
-// CI (backends/gpu/README.md). -DMANS_GPU_ENCODE=1 builds it anyway.
+// MANS_GPU_ENCODE: the encoder kernels. The build turns them off in the
+// HIP module unless MANS_HIP_COMPRESS is ON: Debian's hipcc (clang 15)
+// takes too long to compile the gfx9 encoder for CI (backends/gpu/README.md).
 #ifndef MANS_GPU_ENCODE
-#if defined(__HIPCC__)
-#define MANS_GPU_ENCODE 0
-#else
 #define MANS_GPU_ENCODE 1
-#endif
 #endif
 
 #if MANS_GPU_ENCODE

@@ -51,6 +51,10 @@ inline const char* arch_name(const DeviceProp& p) { return p.gcnArchName; }
 }  // namespace mans::gpu
 // Warp (wavefront) primitives: every active lane of the warp must call them.
 #define MANS_GPU_WARP_SIZE 64
+// A team is one wavefront (core/team.hpp): built for wave64 targets only.
+#if defined(__HIP_DEVICE_COMPILE__) && defined(__AMDGCN_WAVEFRONT_SIZE)
+static_assert(__AMDGCN_WAVEFRONT_SIZE == MANS_GPU_WARP_SIZE, "the HIP module assumes 64-lane wavefronts (gfx9)");
+#endif
 __device__ __forceinline__ std::uint64_t mans_gpu_ballot(bool p) { return __ballot(p); }
 // Wavefronts execute in lockstep on gfx9; the fences order the lanes'
 // memory accesses around the barrier, since lanes read what other lanes

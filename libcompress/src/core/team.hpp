@@ -34,6 +34,13 @@ inline constexpr unsigned kTeamRankValues = kMaxTeamSize;
 inline constexpr unsigned kTeamLaneValues = 2 * kMaxTeamSize;
 inline constexpr unsigned kTeamSharedWords = 2 * kMaxTeamSize + 32;
 
+// Region `at` of a team's shared words; null in a team of one, which has
+// none (and never reads them).
+template <typename Team>
+MANS_HD std::uint64_t* team_region(const Team& team, unsigned at) {
+    return team.size() > 1 ? team.shared() + at : nullptr;
+}
+
 // One thread is the whole team (the CPU backend, one GPU thread per block).
 struct SoloTeam {
     MANS_HD unsigned size() const { return 1; }
@@ -63,7 +70,7 @@ MANS_HD bool team_all(const Team& team, F&& fn) {
         team.for_ranks([&](unsigned r) { ok = fn(r); });
         return ok;
     }
-    std::uint64_t* flag = team.shared() + kTeamRankFlags;
+    std::uint64_t* flag = team_region(team, kTeamRankFlags);
     team.for_ranks([&](unsigned r) { flag[r] = fn(r) ? 1 : 0; });
     bool ok = true;
     for (unsigned r = 0; r < team.size(); ++r) ok &= flag[r] != 0;

@@ -235,6 +235,45 @@ MANS_HD bool rans_decode_finished(const RansDecodeArgs& a, const std::uint32_t* 
     return true;
 }
 
+// The lane loop as one member of a warp runs it: member `lane` runs rANS
+// lane `lane` (members past the stream's lanes only vote). Words leave the
+// stream in (step, lane) order, so a lane's word is at the cursor plus the
+// number of lower lanes that also pull one at this step. ballot(p) returns
+// the mask of members whose p is true, and every member calls it at every
+// step (a warp ballot on a GPU; the CPU tests build one from a barrier).
+// The team has a member for every lane (a warp: 32 or 64 members, streams
+// at most kMaxLanes lanes). Returns what the reference decode
+// (rans_decode_steps_scalar, then rans_decode_finished) returns, in every
+// member.
+template <typename Ballot>
+MANS_HD bool rans_decode_as_member(const RansDecodeArgs& a, unsigned lane, const Ballot& ballot) {
+    const LaneLayout& lay = a.layout;
+    const bool lane_exists = lane < lay.lanes;
+    std::uint32_t x = lane_exists ? a.states[lane] : kStateLow;
+    std::size_t rd = 0;
+    const std::uint64_t lower = (std::uint64_t{1} << lane) - 1;
+    bool ok = true;
+    // Each lane reads back only its own previous token.
+    for (std::size_t t = 0; t < lay.seg && ok; ++t) {
+        const bool active = lane < lay.active_at(t);
+        DecLaneStep s{0, x, false};
+        if (active) {
+            const std::uint32_t off = t ? a.ctx_off[a.out[(t - 1) * lay.lanes + lane]] : 0;
+            s = dec_lane_step(x, a.table, off, a.prob_bits);
+        }
+        const std::uint64_t pulls = ballot(active && s.needs_word);
+        // rd <= nwords here and at most 31 lower lanes pull: inside the
+        // kWordPadding readable words.
+        const std::size_t at = rd + popcount64_hd(pulls & lower);
+        if (active) x = dec_refill(s, s.needs_word ? a.words[at] : 0);
+        if (lane_exists) a.out[t * lay.lanes + lane] = active ? static_cast<std::uint8_t>(s.token) : 0;
+        rd += popcount64_hd(pulls);
+        ok = rd <= a.nwords;  // the same in every member
+    }
+    const bool all_done = ballot(lane_exists && x != kStateLow) == 0;
+    return ok && rd == a.nwords && all_done;
+}
+
 // The whole reference decode (rans_decode_scalar is this, out of line).
 MANS_HD bool rans_decode_reference(const RansDecodeArgs& a) {
     std::uint32_t x[kMaxLanes];

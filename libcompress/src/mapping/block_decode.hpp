@@ -106,7 +106,7 @@ MANS_HD_CALL bool reconstruct_hybrid(const Team& team, const std::uint8_t* token
     }
     const unsigned repeat_tok = hybrid_token_count(split, E::B);
     if (kPred == Predictor::center_repeat) info[repeat_tok] = {0, 0, 1};
-    std::uint64_t* lane_bits = team.shared() + kTeamLaneValues;  // size() > 1 only
+    std::uint64_t* lane_bits = team_region(team, kTeamLaneValues);  // size() > 1 only
     if (team.size() > 1)
         team.for_ranks([&](unsigned r) {
             const RankSpan mine = rank_span(r, team.size(), lay.lanes);
@@ -278,7 +278,7 @@ private:
         // before a member's first one end at set bit number "their element
         // count": the member starts there (set bits counted per part first).
         const unsigned S = team_.size();
-        std::uint64_t* ones = team_.shared() + kTeamRankValues;  // S > 1 only
+        std::uint64_t* ones = team_region(team_, kTeamRankValues);  // S > 1 only
         if (S > 1)
             team_.for_ranks([&](unsigned r) {
                 const RankSpan part = rank_span(r, S, len);
