@@ -41,7 +41,7 @@ MANS_HD std::uint64_t* team_region(const Team& team, unsigned at) {
     return team.size() > 1 ? team.shared() + at : nullptr;
 }
 
-// One thread is the whole team (the CPU backend, one GPU thread per block).
+// One thread is the whole team (the CPU backend).
 struct SoloTeam {
     MANS_HD unsigned size() const { return 1; }
     template <typename F>

@@ -1,11 +1,12 @@
 // block_batch.hpp - encodes or decodes one block of a module's batch
 // (mans_backend_encode_batch / mans_backend_block_batch, backend_module.hpp).
 //
-// The per-block bodies of the GPU kernels (one thread per block,
-// backends/gpu) and of the host stand-in module the dispatch tests load
+// The per-block bodies of the GPU kernels (backends/gpu: one thread per
+// block to encode, one warp per block to decode, as a team of core/team.hpp)
+// and of the host stand-in module the dispatch tests load
 // (tests/backend_fixture): MANS_HD, so both run the same code, which is the
 // CPU's block encoder and decoder (block_encode.hpp, block_decode.hpp) with
-// the reference lane loops and fixed scratch slices instead of vectors.
+// fixed scratch slices instead of vectors.
 #pragma once
 
 #include <cstddef>
