@@ -430,8 +430,11 @@ __global__ void chunk_finish_decode(mans_backend_chunk_batch a, ChunkDecodeLayou
     if (c < a.chunks) finish_chunk_decode(a, l, c);
 }
 
-// Launches of at most 2^31 - 1 groups (the grid's x limit).
-bool grid_fits(std::uint64_t threads) { return (threads + kThreadsPerGroup - 1) / kThreadsPerGroup <= 0x7fffffffu; }
+// Launches of at most 2^31 - 1 groups (the grid's x limit) for `items`
+// threads, or warps with kWarpsPerGroup.
+bool grid_fits(std::uint64_t items, std::uint64_t per_group = kThreadsPerGroup) {
+    return (items + per_group - 1) / per_group <= 0x7fffffffu;
+}
 
 int chunk_fail(mans_backend_probe_result* err, const char* what, mans::gpu::Error e) {
     set_text(err, what, e);
@@ -445,7 +448,7 @@ int chunk_decode(const mans_backend_chunk_batch* a, mans_backend_probe_result* e
         return -1;
     }
     const ChunkDecodeLayout l = chunk_decode_layout(a->chunks, a->out_capacity, a->max_block_bytes, wave);
-    if (!grid_fits(a->chunks) || !grid_fits(wave)) {
+    if (!grid_fits(a->chunks) || !grid_fits(wave, kWarpsPerGroup)) {
         if (err) std::snprintf(err->text, sizeof err->text, "chunk batch too large for one grid");
         return -1;
     }

@@ -127,5 +127,3 @@ __device__ __forceinline__ void mans_gpu_syncwarp() { __syncwarp(); }
 #error "gpu_runtime.hpp is built by nvcc or hipcc only"
 #endif
 
-// Population count of a 64-bit lane mask, on the device.
-__device__ __forceinline__ unsigned mans_gpu_popc64(std::uint64_t m) { return static_cast<unsigned>(__popcll(m)); }
