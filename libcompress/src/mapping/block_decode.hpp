@@ -84,6 +84,25 @@ MANS_HD bool bit_after_nth_one(const std::uint8_t* bits, std::uint32_t len, cons
     return false;
 }
 
+// A raw-bit section whose lanes are split between a team's members
+// (rank_span): each member reads its lanes from the bit where they start,
+// which start(j0, &bit) finds (false: there is no such bit, the section is
+// corrupt); body(br, lanes) decodes them and says whether they were valid.
+// The member with the last lane ends where the section must end. True when
+// every member's part was valid, in every member.
+template <typename Team, typename Start, typename Body>
+MANS_HD bool team_raw_bit_lanes(const Team& team, const LaneLayout& lay, const std::uint8_t* bits, std::uint32_t len,
+                                Start&& start, Body&& body) {
+    return team_all(team, [&](unsigned r) {
+        const RankSpan mine = rank_span(r, team.size(), lay.lanes);
+        if (mine.begin == mine.end) return true;
+        std::uint64_t first_bit = 0;
+        if (!start(mine.begin, &first_bit)) return false;
+        BitReader br(bits, len, first_bit);
+        return body(br, mine) && (mine.end < lay.lanes || bits_exact(br, len));
+    });
+}
+
 // Inverse of tokenize_hybrid (hybrid_tokens.hpp). A team member decodes
 // whole lanes, from the raw bits of the lanes before its first one, which a
 // first pass sums from the tokens (a token says how many raw bits follow).
@@ -117,12 +136,11 @@ MANS_HD_CALL bool reconstruct_hybrid(const Team& team, const std::uint8_t* token
                 lane_bits[j] = sum;
             }
         });
-    return team_all(team, [&](unsigned r) {
-        const RankSpan mine = rank_span(r, team.size(), lay.lanes);
-        if (mine.begin == mine.end) return true;
-        std::uint64_t first_bit = 0;
-        for (std::uint64_t j = 0; j < mine.begin; ++j) first_bit += lane_bits[j];
-        BitReader br(bits, len, first_bit);
+    const auto start = [&](std::uint64_t j0, std::uint64_t* first_bit) {
+        for (std::uint64_t j = 0; j < j0; ++j) *first_bit += lane_bits[j];
+        return true;
+    };
+    return team_raw_bit_lanes(team, lay, bits, len, start, [&](BitReader& br, RankSpan mine) {
         std::uint32_t all_ok = 1;
         for (std::uint64_t j = mine.begin; j < mine.end; ++j) {
             const std::size_t lane_len = lay.lane_len(static_cast<unsigned>(j));
@@ -141,8 +159,7 @@ MANS_HD_CALL bool reconstruct_hybrid(const Team& team, const std::uint8_t* token
                 store_elem<U>(dst, t, u ^ flip);
             }
         }
-        // The member with the last lane ends where the section must end.
-        return all_ok && (mine.end < lay.lanes || bits_exact(br, len));
+        return all_ok != 0;
     });
 }
 
@@ -287,13 +304,11 @@ private:
                 ones[r] = count;
             });
         const std::uint8_t* tok = tokens_;
-        return team_all(team_, [&](unsigned r) {
-            const RankSpan mine = rank_span(r, S, lay.lanes);
-            if (mine.begin == mine.end) return true;
-            const std::uint64_t before = mine.begin * lay.seg < n_ ? mine.begin * lay.seg : n_;
-            std::uint64_t first_bit = 0;
-            if (before > 0 && !bit_after_nth_one(bits, len, ones, S, before, &first_bit)) return false;
-            BitReader br(bits, len, first_bit);
+        const auto start = [&](std::uint64_t j0, std::uint64_t* first_bit) {
+            const std::uint64_t before = j0 * lay.seg < n_ ? j0 * lay.seg : n_;  // elements of the lanes before
+            return before == 0 || bit_after_nth_one(bits, len, ones, S, before, first_bit);
+        };
+        return team_raw_bit_lanes(team_, lay, bits, len, start, [&](BitReader& br, RankSpan mine) {
             bool bad = false;
             for_each_element_of_lanes(lay, mine.begin, mine.end, [&](std::size_t slot, std::size_t i) {
                 const std::uint32_t w = br.peek32();
@@ -308,7 +323,7 @@ private:
                 bad |= !adm_value(tok[slot], k, c, E::mask, &u);
                 store_elem<U>(y_, i, u ^ flip_);
             });
-            return !bad && (mine.end < lay.lanes || bits_exact(br, len));
+            return !bad;
         });
     }
 

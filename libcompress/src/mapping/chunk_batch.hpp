@@ -358,13 +358,13 @@ MANS_HD void decode_chunk_block(const mans_backend_chunk_batch& a, const ChunkDe
     const FixedBlockScratch sc = carve_block_scratch(scratch, static_cast<std::size_t>(l.max_n));
     Errc e = decode_block_payload(h.dtype, static_cast<const std::uint8_t*>(a.in_ptrs[c]) + offset, size, n, dst,
                                   lanes, sc, team);
-    team.for_ranks([&](unsigned r) {
-        if (r != 0) return;
-        if (e == Errc::ok &&
-            HdChecksum32{}(dst, n * esize) != reinterpret_cast<const std::uint32_t*>(a.temp + l.checksums)[g])
-            e = Errc::content_checksum;
-        reinterpret_cast<std::int32_t*>(a.temp + l.block_status)[g] = static_cast<std::int32_t>(e);
-    });
+    // The decoder's last phase ended with a barrier: the leader sees every
+    // member's output.
+    if (!team.leads()) return;
+    if (e == Errc::ok &&
+        HdChecksum32{}(dst, n * esize) != reinterpret_cast<const std::uint32_t*>(a.temp + l.checksums)[g])
+        e = Errc::content_checksum;
+    reinterpret_cast<std::int32_t*>(a.temp + l.block_status)[g] = static_cast<std::int32_t>(e);
 }
 
 // Step 3 for chunk c: the lowest failing block's status, or the raw size.
