@@ -52,9 +52,9 @@ bool module_decode(const RansDecodeArgs& a) {
     return r == 1;
 }
 
-// The module of `name` from the build's lib folder, probed; null (with a
-// message) when it is not built, does not load or finds no device.
-ModuleState* device_module(const char* name, ModuleState& m) {
+// The module of `name` from the build's lib folder; null (with a message)
+// when it is not built or does not load.
+ModuleState* built_module(const char* name, ModuleState& m) {
     const std::string dir = MANS_GPU_MODULE_DIR;
     if (!exists(dir + "/" + module_file_name(name))) {
         WARN(name << ": module not built in " << dir << ": skipped");
@@ -65,6 +65,12 @@ ModuleState* device_module(const char* name, ModuleState& m) {
         WARN(name << ": module does not load here (" << m.load_error << "): skipped");
         return nullptr;
     }
+    return &m;
+}
+
+// The same, probed; null (with a message) also when it finds no device.
+ModuleState* device_module(const char* name, ModuleState& m) {
+    if (!built_module(name, m)) return nullptr;
     probe_module(m);
     if (m.devices <= 0) {
         WARN(name << ": no device (" << m.device << "): device checks skipped");
@@ -104,16 +110,8 @@ TEST_CASE("a built CUDA module loads on any machine and claims MANS coding and t
 
 // Built with MANS_HIP_COMPRESS it also compresses; by default it decompresses only.
 TEST_CASE("the HIP module decompresses, also through the device-memory API; compression as built", "[gpu]") {
-    const std::string path = std::string(MANS_GPU_MODULE_DIR) + "/" + module_file_name("hip");
-    if (!exists(path)) {
-        WARN("hip: module not built: skipped");
-        return;
-    }
-    ModuleState m = load_backend_module("hip", {MANS_GPU_MODULE_DIR});
-    if (!m.module) {
-        WARN("hip: module does not load here (" << m.load_error << "): skipped");
-        return;
-    }
+    ModuleState m;
+    if (!built_module("hip", m)) return;
     const bool compresses = (m.module->caps & MANS_BACKEND_CAP_MANS_COMPRESS) != 0;
     INFO("compression built: " << compresses);
     if (compresses) {
