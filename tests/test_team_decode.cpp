@@ -9,10 +9,8 @@
 // looks for races between members.
 #include <catch2/catch.hpp>
 
-#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
-#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -20,6 +18,7 @@
 #include "mapping/block_batch.hpp"
 #include "mapping/block_codec.hpp"
 #include "test_support.hpp"
+#include "thread_team.hpp"
 
 namespace {
 
@@ -74,66 +73,14 @@ Decoded decode_on_cpu(DType dt, const Bytes& payload, std::size_t n) {
     return d;
 }
 
-// A team of real threads: one std::thread per member, every member runs
-// the code between phases, a barrier before and after each phase, rank 0
-// leads, and the rANS lanes run as on a warp (rans_decode_as_member) with
-// a ballot built from the barrier.
-class Barrier {
-public:
-    explicit Barrier(unsigned n) : n_(n) {}
-    void wait() {
-        std::unique_lock<std::mutex> lock(m_);
-        const std::uint64_t gen = gen_;
-        if (++waiting_ == n_) {
-            waiting_ = 0;
-            ++gen_;
-            cv_.notify_all();
-        } else {
-            cv_.wait(lock, [&] { return gen_ != gen; });
-        }
-    }
-
-private:
-    std::mutex m_;
-    std::condition_variable cv_;
-    unsigned n_, waiting_ = 0;
-    std::uint64_t gen_ = 0;
-};
-
-struct ThreadTeamState {
-    explicit ThreadTeamState(unsigned n) : bar(n) {}
-    Barrier bar;
-    std::uint64_t area[kTeamSharedWords];
-    bool votes[kMaxTeamSize];
-};
-
-struct ThreadTeam {
-    unsigned rank, n;
-    ThreadTeamState* st;
-    unsigned size() const { return n; }
-    template <typename F>
-    void for_ranks(F&& fn) const {
-        st->bar.wait();
-        fn(rank);
-        st->bar.wait();
-    }
-    bool leads() const { return rank == 0; }
-    std::uint64_t* shared() const { return st->area; }
-};
-
+// The rANS lanes of a team of real threads (thread_team.hpp) run as on a
+// warp: rans_decode_as_member with a ballot built from the barrier.
 struct ThreadLanes {
     unsigned rank, n;
     ThreadTeamState* st;
     bool operator()(const RansDecodeArgs& a) const {
         st->bar.wait();  // tables and words are written
-        const auto ballot = [this](bool p) {
-            st->votes[rank] = p;
-            st->bar.wait();
-            std::uint64_t mask = 0;
-            for (unsigned r = 0; r < n; ++r) mask |= std::uint64_t{st->votes[r]} << r;
-            st->bar.wait();  // every member has read the votes
-            return mask;
-        };
+        const auto ballot = [this](bool p) { return st->ballot(rank, n, p); };
         const bool ok = rans_decode_as_member(a, rank, ballot);
         st->bar.wait();
         return ok;
@@ -147,7 +94,6 @@ Decoded decode_as_thread_team(DType dt, const Bytes& payload, std::size_t n, uns
                                                  ~std::uintptr_t{15});
     const FixedBlockScratch sc = carve_block_scratch(base, n);
     ThreadTeamState st(size);
-    for (std::uint64_t& w : st.area) w = 0xA5A5A5A5A5A5A5A5ull;
     Decoded d{Errc::ok, Bytes(n * esize + 1, 0xEE)};
     std::vector<Errc> member(size, Errc::internal);
     std::vector<std::thread> threads;

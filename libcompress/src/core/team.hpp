@@ -1,6 +1,7 @@
-// team.hpp - the threads that decode one block together.
+// team.hpp - the threads that code one block together.
 //
-// The block decoder (mapping/block_decode.hpp) runs as a team: on a GPU the
+// The block decoder (mapping/block_decode.hpp) and the token stream encoder
+// (entropy/token_stream_encode.hpp) run as a team: on a GPU the
 // lanes of one warp (WarpTeam, backends/gpu), on a CPU one thread
 // (SoloTeam), and in the tests a loop over ranks that plays a warp phase by
 // phase (LoopTeam). Every member runs the same code on the same bytes, so
@@ -16,6 +17,10 @@
 //                                         the team's single writes
 //   std::uint64_t* shared() const         kTeamSharedWords words (unused
 //                                         when size() == 1: may be null)
+//   void add(std::uint32_t* p, std::uint32_t v) const
+//                                         *p += v, also when other ranks of
+//                                         the phase add to *p (atomic on a
+//                                         GPU): histograms
 #pragma once
 
 #include <cstddef>
@@ -50,6 +55,7 @@ struct SoloTeam {
     }
     MANS_HD bool leads() const { return true; }
     MANS_HD std::uint64_t* shared() const { return nullptr; }
+    MANS_HD void add(std::uint32_t* p, std::uint32_t v) const { *p += v; }
 };
 
 // The items [begin, end) of n that rank r of `size` takes when a range is
@@ -75,6 +81,18 @@ MANS_HD bool team_all(const Team& team, F&& fn) {
     bool ok = true;
     for (unsigned r = 0; r < team.size(); ++r) ok &= flag[r] != 0;
     return ok;
+}
+
+// fn() -> std::uint64_t in rank 0 alone, in a phase of its own (the team's
+// serial work: it may write anything); its result in every member.
+template <typename Team, typename F>
+MANS_HD std::uint64_t team_single(const Team& team, F&& fn) {
+    if (team.size() == 1) return fn();
+    std::uint64_t* slot = team_region(team, kTeamRankValues);
+    team.for_ranks([&](unsigned r) {
+        if (r == 0) slot[0] = fn();
+    });
+    return slot[0];
 }
 
 // dst[0..n) = src[0..n), split over the team (byte i by rank i % size, so
@@ -117,6 +135,7 @@ struct LoopTeam {
     }
     bool leads() const { return true; }
     std::uint64_t* shared() const { return area; }
+    void add(std::uint32_t* p, std::uint32_t v) const { *p += v; }
 };
 
 }  // namespace mans::detail

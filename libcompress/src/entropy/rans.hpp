@@ -274,6 +274,42 @@ MANS_HD bool rans_decode_as_member(const RansDecodeArgs& a, unsigned lane, const
     return ok && rd == a.nwords && all_done;
 }
 
+// The encoder's lane loop as one member of a warp runs it: member `lane`
+// runs rANS lane `lane` (members past the stream's lanes only vote). The
+// reference walks each step's lanes from high to low and writes words
+// downwards (rans_encode_steps_scalar), so a lane's word goes just below
+// those of the higher lanes that also emit one at this step: at the cursor
+// minus one minus their number. ballot(p) is rans_decode_as_member's. Each
+// member writes only its own words; it returns its lane's final state (a
+// member without a lane: kStateLow) and, in every member, the first word.
+struct MemberEncodeResult {
+    std::uint32_t state;
+    std::uint16_t* words_first;
+};
+template <typename Ballot>
+MANS_HD MemberEncodeResult rans_encode_as_member(const RansEncodeArgs& a, unsigned lane, const Ballot& ballot) {
+    const LaneLayout& lay = a.layout;
+    std::uint32_t x = kStateLow;
+    std::uint16_t* w = a.words_end;
+    const std::uint64_t higher = ~((std::uint64_t{2} << lane) - 1);  // lane < 64: 0 for lane 63
+    for (std::size_t t = lay.seg; t-- > 0;) {
+        const bool active = lane < lay.active_at(t);
+        EncSym s{};
+        bool out = false;
+        if (active) {
+            const std::uint8_t* row = a.tokens + t * lay.lanes;
+            const unsigned ctx = t ? a.ctx_of[(row - lay.lanes)[lane]] : 0;
+            s = a.table[ctx * 256 + row[lane]];
+            out = enc_needs_word(x, s);
+        }
+        const std::uint64_t emits = ballot(out);
+        if (out) w[-1 - static_cast<std::ptrdiff_t>(popcount64_hd(emits & higher))] = static_cast<std::uint16_t>(x);
+        if (active) x = enc_apply(out ? x >> 16 : x, s);
+        w -= popcount64_hd(emits);
+    }
+    return {x, w};
+}
+
 // The whole reference decode (rans_decode_scalar is this, out of line).
 MANS_HD bool rans_decode_reference(const RansDecodeArgs& a) {
     std::uint32_t x[kMaxLanes];

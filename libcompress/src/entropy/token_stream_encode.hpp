@@ -12,6 +12,7 @@
 
 #include "core/byte_io.hpp"
 #include "core/hd.hpp"
+#include "core/team.hpp"
 #include "entropy/cost_model.hpp"
 #include "entropy/rans.hpp"
 #include "entropy/rans_table.hpp"
@@ -84,37 +85,15 @@ struct TokenEncodeBuffers {
     StreamWork* work;
 };
 
-// Appends the coded stream of `lay.n` interleaved tokens to `out` (an output
-// with `std::uint8_t* grow(std::size_t)`, null when it cannot take that
-// many more bytes). `lanes_encode(RansEncodeArgs&)` runs the lane loop.
-// False when the coder or the output fails (never for valid input and an
-// output of block_encode_out_bound capacity).
-template <typename LanesEncode, typename Out>
-MANS_HD_CALL bool encode_token_stream_into(const std::uint8_t* tokens, const LaneLayout& lay,
-                                      const LanesEncode& lanes_encode, const TokenEncodeBuffers& b, Out& out) {
-    // Histogram by class of the previous token in the same lane (the class
-    // from a table: the compare chain of token_class8 costs more here).
-    std::uint8_t class8[256];
-    for (unsigned s = 0; s < 256; ++s) class8[s] = static_cast<std::uint8_t>(token_class8(s));
-    StreamWork& w = *b.work;
-    std::uint32_t (*hist8)[256] = w.hist8;
-    hd_memset(hist8, 0, sizeof w.hist8);
-    for (std::size_t t = 0; t < lay.seg; ++t) {
-        const unsigned active = lay.active_at(t);
-        const std::uint8_t* row = tokens + t * lay.lanes;
-        if (t == 0) {
-            for (unsigned j = 0; j < active; ++j) ++hist8[0][row[j]];
-        } else {
-            const std::uint8_t* prev = row - lay.lanes;
-            for (unsigned j = 0; j < active; ++j) ++hist8[class8[prev[j]]][row[j]];
-        }
-    }
-
+// Chooses the stream's contexts and precision from w.hist8 (the token
+// histogram by class of the previous token in the lane), normalises
+// w.tables[0..k) and builds their encoder entries in enc; returns k | bits << 8.
+MANS_HD_CALL std::uint32_t choose_stream_tables(StreamWork& w, EncSym* enc) {
     // Contexts: the count whose entropy plus table cost is smallest.
     unsigned best_k = 1;
-    std::uint64_t best_cost = estimate_context_cost_fix16(hist8, &best_k, w.merged);
+    std::uint64_t best_cost = estimate_context_cost_fix16(w.hist8, &best_k, w.merged);
     std::uint32_t (*merged)[256] = w.merged;
-    merge_contexts(hist8, best_k, merged);
+    merge_contexts(w.hist8, best_k, merged);
     // An empty context still gets a valid table so that any decoded stream
     // stays memory-safe; it is never used by a valid stream.
     for (unsigned c = 0; c < best_k; ++c)
@@ -135,11 +114,52 @@ MANS_HD_CALL bool encode_token_stream_into(const std::uint8_t* tokens, const Lan
         }
         if (cost < best_cost) best_cost = cost, best_bits = bits;
     }
-    FreqTable* tables = w.tables;
     for (unsigned c = 0; c < best_k; ++c) {
-        normalize_freqs(merged[c], best_bits, &tables[c], w.heap);
-        build_enc_table(tables[c], best_bits, b.enc + c * 256);
+        normalize_freqs(merged[c], best_bits, &w.tables[c], w.heap);
+        build_enc_table(w.tables[c], best_bits, enc + c * 256);
     }
+    return best_k | best_bits << 8;
+}
+
+// Appends the coded stream of `lay.n` interleaved tokens to `out` (an output
+// with `std::uint8_t* grow(std::size_t)`, null when it cannot take that
+// many more bytes). `lanes_encode(RansEncodeArgs&)` runs the lane loop and
+// fills the args' results in every member. Every member of `team`
+// (core/team.hpp) calls this alike, each with its own `out` (the same
+// cursor); the team splits the histogram and the word copy, its leader
+// chooses the tables and writes the header. False when the coder or the
+// output fails (never for valid input and an output of
+// block_encode_out_bound capacity); the same answer in every member.
+template <typename LanesEncode, typename Out, typename Team = SoloTeam>
+MANS_HD_CALL bool encode_token_stream_into(const std::uint8_t* tokens, const LaneLayout& lay,
+                                           const LanesEncode& lanes_encode, const TokenEncodeBuffers& b, Out& out,
+                                           const Team& team = Team{}) {
+    // Histogram by class of the previous token in the same lane (the class
+    // from a table: the compare chain of token_class8 costs more here);
+    // each rank counts a contiguous range of steps.
+    std::uint8_t class8[256];
+    for (unsigned s = 0; s < 256; ++s) class8[s] = static_cast<std::uint8_t>(token_class8(s));
+    StreamWork& w = *b.work;
+    std::uint32_t (*hist8)[256] = w.hist8;
+    team_zero(team, reinterpret_cast<std::uint8_t*>(hist8), sizeof w.hist8);
+    team.for_ranks([&](unsigned r) {
+        const RankSpan steps = rank_span(r, team.size(), lay.seg);
+        for (std::size_t t = steps.begin; t < steps.end; ++t) {
+            const unsigned active = lay.active_at(t);
+            const std::uint8_t* row = tokens + t * lay.lanes;
+            if (t == 0) {
+                for (unsigned j = 0; j < active; ++j) team.add(&hist8[0][row[j]], 1);
+            } else {
+                const std::uint8_t* prev = row - lay.lanes;
+                for (unsigned j = 0; j < active; ++j) team.add(&hist8[class8[prev[j]]][row[j]], 1);
+            }
+        }
+    });
+
+    const std::uint32_t chosen =
+        static_cast<std::uint32_t>(team_single(team, [&] { return std::uint64_t{choose_stream_tables(w, b.enc)}; }));
+    const unsigned best_k = chosen & 0xffu, best_bits = chosen >> 8;
+    const FreqTable* tables = w.tables;
     std::uint8_t ctx_of[256];
     for (unsigned s = 0; s < 256; ++s) ctx_of[s] = static_cast<std::uint8_t>(context_of(s, best_k));
 
@@ -163,14 +183,17 @@ MANS_HD_CALL bool encode_token_stream_into(const std::uint8_t* tokens, const Lan
     for (unsigned c = 0; c < best_k; ++c) head_bytes += freq_table_bytes(tables[c]);
     std::uint8_t* dst = out.grow(head_bytes + 2 * nwords);
     if (!dst) return false;
-    ByteWriter bw(dst, head_bytes);
-    bw.write<std::uint8_t>(static_cast<std::uint8_t>(lanes_log2 | (k_log2 << 3)));
-    bw.write<std::uint8_t>(static_cast<std::uint8_t>(best_bits));
-    for (unsigned c = 0; c < best_k; ++c) write_freq_table(bw, tables[c]);
-    bw.write<std::uint32_t>(static_cast<std::uint32_t>(nwords));
-    for (unsigned j = 0; j < lay.lanes; ++j) bw.write<std::uint32_t>(args.states[j]);
-    if (!bw.ok() || bw.size() != head_bytes) return false;
-    hd_memcpy(dst + head_bytes, args.words_first, 2 * nwords);
+    const bool head_ok = team_single(team, [&] {
+        ByteWriter bw(dst, head_bytes);
+        bw.write<std::uint8_t>(static_cast<std::uint8_t>(lanes_log2 | (k_log2 << 3)));
+        bw.write<std::uint8_t>(static_cast<std::uint8_t>(best_bits));
+        for (unsigned c = 0; c < best_k; ++c) write_freq_table(bw, tables[c]);
+        bw.write<std::uint32_t>(static_cast<std::uint32_t>(nwords));
+        for (unsigned j = 0; j < lay.lanes; ++j) bw.write<std::uint32_t>(args.states[j]);
+        return std::uint64_t{bw.ok() && bw.size() == head_bytes};
+    });
+    if (!head_ok) return false;
+    team_copy(team, dst + head_bytes, reinterpret_cast<const std::uint8_t*>(args.words_first), 2 * nwords);
     return true;
 }
 

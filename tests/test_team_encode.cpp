@@ -1,0 +1,252 @@
+// test_team_encode.cpp - the token stream encoder run by a team of ranks
+// (core/team.hpp), as a GPU warp will run it, writes the CPU backend's
+// bytes: every token distribution, size and lane count, teams smaller and
+// larger than the stream's lanes, phases played forwards and backwards,
+// and a team of real threads (thread_team.hpp) whose rANS lanes run as on
+// a warp (rans_encode_as_member with a ballot). An output one byte too
+// small fails in every member.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "backend.hpp"
+#include "entropy/token_stream.hpp"
+#include "entropy/token_stream_encode.hpp"
+#include "test_support.hpp"
+#include "thread_team.hpp"
+
+namespace {
+
+using namespace mans::detail;
+using namespace mans_test;
+
+// A deterministic stream of pseudo-random numbers.
+struct Rng {
+    std::uint64_t state;
+    std::uint64_t next() {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        return state >> 33;
+    }
+    double unit() { return (static_cast<double>(next() % (1u << 30)) + 0.5) / (1u << 30); }
+};
+
+enum class TokenDist { constant, two_symbols, geometric, uniform, markov, sparse };
+constexpr TokenDist kTokenDists[] = {TokenDist::constant, TokenDist::two_symbols, TokenDist::geometric,
+                                     TokenDist::uniform,  TokenDist::markov,      TokenDist::sparse};
+const char* dist_label(TokenDist d) {
+    switch (d) {
+        case TokenDist::constant: return "constant";
+        case TokenDist::two_symbols: return "two symbols";
+        case TokenDist::geometric: return "geometric";
+        case TokenDist::uniform: return "uniform";
+        case TokenDist::markov: return "markov";
+        case TokenDist::sparse: return "sparse";
+    }
+    return "?";
+}
+
+// Tokens of a stream in the interleaved layout (slot t*lanes + j holds
+// token t of lane j; slots past a lane's end are 0, as the tokenizers
+// leave them). Markov tokens depend on the previous token of the lane, so
+// that the encoder picks several contexts.
+Bytes make_tokens(TokenDist d, const LaneLayout& lay, std::uint64_t seed) {
+    Rng rng{seed};
+    Bytes tok(lay.slots(), 0);
+    for (unsigned j = 0; j < lay.lanes; ++j) {
+        unsigned prev = 0;
+        for (std::size_t t = 0; t < lay.lane_len(j); ++t) {
+            unsigned v = 0;
+            switch (d) {
+                case TokenDist::constant: v = 200; break;
+                case TokenDist::two_symbols: v = rng.next() % 5 == 0 ? 9 : 3; break;
+                case TokenDist::geometric: v = static_cast<unsigned>(-std::log(rng.unit()) * 6.0); break;
+                case TokenDist::uniform: v = rng.next() % 256; break;
+                case TokenDist::markov:
+                    v = prev >= 32 ? static_cast<unsigned>(rng.next() % 4)
+                                   : 32 + static_cast<unsigned>(-std::log(rng.unit()) * 20.0);
+                    break;
+                case TokenDist::sparse: v = rng.next() % 97 == 0 ? 1 + rng.next() % 255 : 0; break;
+            }
+            v = v > 255 ? 255 : v;
+            tok[t * lay.lanes + j] = static_cast<std::uint8_t>(v);
+            prev = v;
+        }
+    }
+    return tok;
+}
+
+// The CPU backend's encode (its SIMD kernels, growing vectors): the reference.
+Bytes encode_on_cpu(const Bytes& tokens, const LaneLayout& lay) {
+    static TokenStreamScratch sc;
+    Bytes out;
+    REQUIRE(encode_token_stream(tokens.data(), lay, cpu_backend().kernels(false), sc, out));
+    return out;
+}
+
+// Fixed buffers that hold garbage, as on a GPU.
+struct StreamBuffers {
+    std::vector<EncSym> enc;
+    std::vector<std::uint16_t> words;
+    std::vector<StreamWork> work;
+    explicit StreamBuffers(std::size_t n)
+        : enc(std::size_t{kMaxContexts} * 256, EncSym{0xA5A5A5A5u, 0xA5A5A5A5u, 0xA5A5A5A5u, 0xA5A5A5A5u}),
+          words(n + kWordPadding, 0xA5A5),
+          work(1) {
+        std::memset(static_cast<void*>(work.data()), 0xA5, sizeof(StreamWork));
+    }
+    TokenEncodeBuffers view() { return {enc.data(), words.data(), work.data()}; }
+};
+
+// An output of fixed capacity; each member of a team has its own cursor.
+struct MemberOut {
+    std::uint8_t* data;
+    std::size_t cap;
+    std::size_t used = 0;
+    std::uint8_t* grow(std::size_t k) {
+        if (k > cap - used) return nullptr;
+        std::uint8_t* p = data + used;
+        used += k;
+        return p;
+    }
+};
+
+struct Encoded {
+    bool ok;
+    Bytes out;  // the first `used` bytes (all of the buffer when !ok)
+};
+
+Encoded finish(bool ok, Bytes buf, std::size_t used) {
+    if (ok) buf.resize(used);
+    return {ok, buf};
+}
+
+// The reference lane loop, run once between phases (a SoloTeam or a
+// LoopTeam, which runs that code once for the whole team).
+const auto kReferenceLanes = [](RansEncodeArgs& a) { rans_encode_reference(a); };
+
+template <typename Team>
+Encoded encode_with(const Bytes& tokens, const LaneLayout& lay, std::size_t cap, const Team& team) {
+    StreamBuffers b(lay.n);
+    Bytes buf(cap, 0xEE);
+    MemberOut out{buf.data(), cap};
+    const bool ok = encode_token_stream_into(tokens.data(), lay, kReferenceLanes, b.view(), out, team);
+    return finish(ok, buf, out.used);
+}
+
+// The rANS lanes of a team of real threads run as on a warp: member j runs
+// lane j (rans_encode_as_member with the barrier's ballot), the final
+// states go through the team's shared words, and every member ends with
+// the whole result.
+struct ThreadEncodeLanes {
+    unsigned rank, n;
+    ThreadTeamState* st;
+    void operator()(RansEncodeArgs& a) const {
+        st->bar.wait();  // the tables are written
+        const MemberEncodeResult m =
+            rans_encode_as_member(a, rank, [this](bool p) { return st->ballot(rank, n, p); });
+        if (rank < a.layout.lanes) st->area[kTeamLaneValues + rank] = m.state;
+        st->bar.wait();  // the words and the states are written
+        for (unsigned j = 0; j < a.layout.lanes; ++j)
+            a.states[j] = static_cast<std::uint32_t>(st->area[kTeamLaneValues + j]);
+        a.words_first = m.words_first;
+        a.ok = true;
+    }
+};
+
+// Encodes with `size` threads; the members must agree on the answer and
+// on the output's length.
+Encoded encode_with_threads(const Bytes& tokens, const LaneLayout& lay, std::size_t cap, unsigned size) {
+    StreamBuffers b(lay.n);
+    Bytes buf(cap, 0xEE);
+    ThreadTeamState st(size);
+    std::vector<MemberOut> outs(size, MemberOut{buf.data(), cap});
+    std::vector<int> ok(size, -1);
+    std::vector<std::thread> threads;
+    const TokenEncodeBuffers view = b.view();
+    for (unsigned r = 0; r < size; ++r)
+        threads.emplace_back([&, r] {
+            ok[r] = encode_token_stream_into(tokens.data(), lay, ThreadEncodeLanes{r, size, &st}, view, outs[r],
+                                             ThreadTeam{r, size, &st});
+        });
+    for (std::thread& t : threads) t.join();
+    for (unsigned r = 1; r < size; ++r) {
+        REQUIRE(ok[r] == ok[0]);
+        REQUIRE(outs[r].used == outs[0].used);
+    }
+    return finish(ok[0] == 1, buf, outs[0].used);
+}
+
+struct TeamShape {
+    unsigned size;
+    bool reverse;
+};
+// 3 and 7 split the steps unevenly; 64 leaves ranks without steps on short streams.
+constexpr TeamShape kTeams[] = {{2, false}, {3, true}, {7, false}, {32, false}, {32, true}, {64, true}};
+
+}  // namespace
+
+TEST_CASE("a team encodes every token stream as the CPU backend does", "[team]") {
+    std::size_t encodes = 0, contexts_seen[9] = {};
+    std::uint64_t area[kTeamSharedWords];
+    // Lanes as the encoder picks them (lanes_for), and every lane count on
+    // one size, including more lanes than tokens.
+    std::vector<LaneLayout> layouts;
+    for (std::size_t n : {1, 2, 255, 600, 1000, 5000, 33000, 131072}) layouts.push_back(LaneLayout::make(n, lanes_for(n)));
+    for (unsigned lanes = 1; lanes <= kMaxLanes; lanes *= 2) {
+        layouts.push_back(LaneLayout::make(3001, lanes));
+        layouts.push_back(LaneLayout::make(5, lanes));
+    }
+    for (const LaneLayout& lay : layouts)
+        for (TokenDist d : kTokenDists) {
+            INFO(dist_label(d) << " n=" << lay.n << " lanes=" << lay.lanes);
+            const Bytes tokens = make_tokens(d, lay, 1000 + lay.n + lay.lanes);
+            const Bytes cpu = encode_on_cpu(tokens, lay);
+            ++contexts_seen[1u << ((cpu[0] >> 3) & 3)];
+            const std::size_t cap = cpu.size() + 64;
+            const Encoded solo = encode_with(tokens, lay, cap, SoloTeam{});
+            REQUIRE(solo.ok);
+            CHECK((solo.out == cpu));
+            for (const TeamShape& t : kTeams) {
+                INFO("team of " << t.size << (t.reverse ? ", phases reversed" : ""));
+                for (std::uint64_t& w : area) w = 0xA5A5A5A5A5A5A5A5ull;
+                const Encoded team = encode_with(tokens, lay, cap, LoopTeam{t.size, area, t.reverse});
+                CHECK(team.ok);
+                CHECK((team.out == cpu));
+                ++encodes;
+            }
+            // One byte short: every form fails.
+            CHECK_FALSE(encode_with(tokens, lay, cpu.size() - 1, SoloTeam{}).ok);
+            CHECK_FALSE(encode_with(tokens, lay, cpu.size() - 1, LoopTeam{7, area, false}).ok);
+        }
+    // The streams used one, two or more contexts.
+    CHECK(contexts_seen[1] > 10);
+    CHECK(contexts_seen[2] + contexts_seen[4] + contexts_seen[8] > 5);
+    std::printf("  team stream encodes: %zu, all equal to the CPU backend's\n", encodes);
+}
+
+TEST_CASE("a team of threads with a ballot encodes token streams as the CPU backend does", "[team]") {
+    std::size_t encodes = 0;
+    // Members: a warp (32) and a gfx9 wavefront (64), at least one per lane.
+    const LaneLayout layouts[] = {LaneLayout::make(1, 1),    LaneLayout::make(700, 2), LaneLayout::make(3000, 4),
+                                  LaneLayout::make(5, 32),   LaneLayout::make(2500, 32)};
+    for (const LaneLayout& lay : layouts)
+        for (TokenDist d : {TokenDist::two_symbols, TokenDist::geometric, TokenDist::uniform, TokenDist::markov}) {
+            const Bytes tokens = make_tokens(d, lay, 7 + lay.n);
+            const Bytes cpu = encode_on_cpu(tokens, lay);
+            for (unsigned size : {32u, 64u}) {
+                if (size == 64 && lay.n != 2500) continue;
+                INFO(dist_label(d) << " n=" << lay.n << " lanes=" << lay.lanes << ", " << size << " threads");
+                const Encoded team = encode_with_threads(tokens, lay, cpu.size() + 64, size);
+                CHECK(team.ok);
+                CHECK((team.out == cpu));
+                ++encodes;
+            }
+            CHECK_FALSE(encode_with_threads(tokens, lay, cpu.size() - 1, 32).ok);
+        }
+    std::printf("  thread-team stream encodes: %zu, all equal to the CPU backend's\n", encodes);
+}
