@@ -1,10 +1,11 @@
-// test_team_encode.cpp - the token stream encoder run by a team of ranks
-// (core/team.hpp), as a GPU warp will run it, writes the CPU backend's
-// bytes: every token distribution, size and lane count, teams smaller and
-// larger than the stream's lanes, phases played forwards and backwards,
-// and a team of real threads (thread_team.hpp) whose rANS lanes run as on
-// a warp (rans_encode_as_member with a ballot). An output one byte too
-// small fails in every member.
+// test_team_encode.cpp - the block encoder and the token stream encoder
+// run by a team of ranks (core/team.hpp), as a GPU warp runs them, write
+// the CPU backend's bytes: every mapping, dtype and size, every token
+// distribution and lane count, teams smaller and larger than the stream's
+// lanes, phases played forwards and backwards, and teams of real threads
+// (thread_team.hpp) whose rANS lanes run as on a warp
+// (rans_encode_as_member with a ballot). An output one byte too small
+// fails in every member.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -17,11 +18,14 @@
 #include "backend.hpp"
 #include "entropy/token_stream.hpp"
 #include "entropy/token_stream_encode.hpp"
+#include "mapping/block_batch.hpp"
+#include "mapping/block_codec.hpp"
 #include "test_support.hpp"
 #include "thread_team.hpp"
 
 namespace {
 
+using mans::DType;
 using namespace mans::detail;
 using namespace mans_test;
 
@@ -249,4 +253,181 @@ TEST_CASE("a team of threads with a ballot encodes token streams as the CPU back
             CHECK_FALSE(encode_with_threads(tokens, lay, cpu.size() - 1, 32).ok);
         }
     std::printf("  thread-team stream encodes: %zu, all equal to the CPU backend's\n", encodes);
+}
+
+namespace {
+
+// The CPU encoder's payload for a block (its SIMD kernels, growing scratch):
+// the reference.
+Bytes block_on_cpu(DType dt, const Bytes& raw, std::size_t n, ModeHint hint) {
+    static BlockScratch scratch;
+    Bytes payload;
+    encode_block(dt, raw.data(), n, cpu_backend().kernels(false), scratch, payload, hint);
+    return payload;
+}
+
+// One block through the batch entry the GPU kernels run
+// (encode_batch_block_as), in a slice that holds garbage, by a team that
+// run(member) plays; returns the payload (status and size checked).
+struct BlockRun {
+    mans_backend_encode_batch batch{};
+    std::vector<std::uint8_t> slice, slot;
+    std::uint64_t payload_bytes = ~0ull;
+    std::uint8_t* base = nullptr;
+    BlockRun(DType dt, const Bytes& raw, std::size_t n) {
+        const unsigned esize = static_cast<unsigned>(mans::dtype_size(dt));
+        slice.assign(encode_slice_layout(n, esize).total + 16, 0xA5);
+        base = reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(slice.data()) + 15) &
+                                               ~std::uintptr_t{15});
+        slot.assign(1 + n * esize + 1, 0xEE);  // one guard byte past the slot
+        batch.dtype = static_cast<int>(dt);
+        batch.blocks = 1;
+        batch.block_elems = n;
+        batch.last_elems = n;
+        batch.src = raw.data();
+        batch.slots = slot.data();
+        batch.slot_bytes = slot.size() - 1;
+        batch.payload_bytes = &payload_bytes;
+    }
+    // The payload; nothing past it in the slot was written.
+    Bytes payload() const {
+        REQUIRE(payload_bytes <= batch.slot_bytes);
+        std::size_t written_past = 0;
+        for (std::size_t i = payload_bytes; i < slot.size(); ++i) written_past += slot[i] != 0xEE;
+        CHECK(written_past == 0);
+        return Bytes(slot.begin(), slot.begin() + static_cast<std::ptrdiff_t>(payload_bytes));
+    }
+};
+
+// Runs the block encoder directly (any mapping hint) as one member of a
+// team in the slice at base; returns the member's output size (the
+// payload is at base + layout.out once every member is done).
+template <typename U, typename Team, typename Lanes>
+std::size_t run_member(DType dt, const Bytes& raw, std::size_t n, ModeHint hint, std::uint8_t* base,
+                       const Team& team, const Lanes& lanes) {
+    const EncodeSliceLayout lay = encode_slice_layout(n, sizeof(U));
+    FixedEncodeEnv<Lanes> env{base, lay, n, sizeof(U), FixedOut{base + lay.out, block_encode_out_bound(n, sizeof(U))},
+                              lanes};
+    const bool ok = BlockEncoder<U, FixedEncodeEnv<Lanes>, false, Team>(raw.data(), n, sign_flip(dt), env, team).run(hint);
+    return ok ? env.payload.used : ~std::size_t{0};
+}
+
+Bytes payload_at(const BlockRun& run, std::size_t used, unsigned esize) {
+    REQUIRE(used != ~std::size_t{0});
+    const std::uint8_t* p = run.base + encode_slice_layout(run.batch.block_elems, esize).out;
+    return Bytes(p, p + used);
+}
+
+// A LoopTeam: through the batch entry (automatic choice), or directly with a hint.
+template <typename U>
+Bytes block_as_loop_team(DType dt, const Bytes& raw, std::size_t n, ModeHint hint, unsigned size, bool reverse) {
+    BlockRun run(dt, raw, n);
+    std::uint64_t area[kTeamSharedWords];
+    for (std::uint64_t& w : area) w = 0xA5A5A5A5A5A5A5A5ull;
+    const LoopTeam team{size, area, reverse};
+    if (hint != ModeHint::automatic)
+        return payload_at(run, run_member<U>(dt, raw, n, hint, run.base, team, ReferenceEncodeLanes{}), sizeof(U));
+    const std::int32_t st = encode_batch_block_as<U>(run.batch, 0, run.base, team);
+    REQUIRE(st == MANS_OK);
+    return run.payload();
+}
+
+// A team of threads, the same two ways; the members must agree.
+template <typename U>
+Bytes block_as_thread_team(DType dt, const Bytes& raw, std::size_t n, ModeHint hint, unsigned size) {
+    BlockRun run(dt, raw, n);
+    ThreadTeamState st(size);
+    std::vector<std::size_t> result(size, 0);
+    std::vector<std::thread> threads;
+    for (unsigned r = 0; r < size; ++r)
+        threads.emplace_back([&, r] {
+            const ThreadTeam team{r, size, &st};
+            const ThreadEncodeLanes lanes{r, size, &st};
+            if (hint != ModeHint::automatic)
+                result[r] = run_member<U>(dt, raw, n, hint, run.base, team, lanes);
+            else
+                result[r] = static_cast<std::size_t>(encode_batch_block_as<U>(run.batch, 0, run.base, team, lanes));
+        });
+    for (std::thread& t : threads) t.join();
+    for (std::size_t v : result) REQUIRE(v == result[0]);
+    if (hint != ModeHint::automatic) return payload_at(run, result[0], sizeof(U));
+    REQUIRE(result[0] == static_cast<std::size_t>(MANS_OK));
+    return run.payload();
+}
+
+template <typename F>
+void with_elem_type(DType dt, F&& fn) {
+    switch (mans::dtype_size(dt)) {
+        case 1: return fn(std::uint8_t{});
+        case 2: return fn(std::uint16_t{});
+        case 4: return fn(std::uint32_t{});
+        default: return fn(std::uint64_t{});
+    }
+}
+
+const ModeHint kHints[] = {ModeHint::automatic,    ModeHint::stored,      ModeHint::constant,
+                           ModeHint::token_center, ModeHint::token_delta, ModeHint::token_repeat,
+                           ModeHint::adm,          ModeHint::byte_planes, ModeHint::dictionary};
+
+}  // namespace
+
+TEST_CASE("a team encodes every block as the CPU backend does", "[team]") {
+    std::size_t encodes = 0, by_mode[8] = {};
+    // Every distribution with the automatic choice (the batch entry the
+    // kernels run), and every mapping forced on three of them.
+    for (DType dt : kAllDTypes)
+        for (Dist dist : kAllDists)
+            for (std::size_t n : {1, 31, 513, 8193, 20000})
+                for (ModeHint hint : kHints) {
+                    if (hint != ModeHint::automatic && dist != Dist::skewed && dist != Dist::small_range_2100 &&
+                        dist != Dist::sparse_values)
+                        continue;
+                    const Bytes raw = generate(dt, dist, n, 300 + n);
+                    const Bytes cpu = block_on_cpu(dt, raw, n, hint);
+                    ++by_mode[cpu[0] & 7];
+                    for (const TeamShape& t : kTeams) {
+                        INFO(mans::dtype_name(dt) << " " << dist_name(dist) << " n=" << n << " hint "
+                                                  << int(hint) << " mode " << int(cpu[0]) << ", team of " << t.size
+                                                  << (t.reverse ? ", phases reversed" : ""));
+                        with_elem_type(dt, [&](auto u) {
+                            CHECK((block_as_loop_team<decltype(u)>(dt, raw, n, hint, t.size, t.reverse) == cpu));
+                        });
+                        ++encodes;
+                    }
+                }
+    // Every mapping was written by teams (modes 0..5).
+    for (int m = 0; m <= 5; ++m) {
+        INFO("mode " << m);
+        CHECK(by_mode[m] > 10);
+    }
+    std::printf("  team block encodes: %zu, all equal to the CPU backend's\n", encodes);
+}
+
+TEST_CASE("a team of threads with a ballot encodes blocks as the CPU backend does", "[team]") {
+    std::size_t encodes = 0, by_mode[8] = {}, dictionary_won = 0;
+    // 31 elements: 1 rANS lane; 3000: 8 lanes. The automatic choice on
+    // sparse values: a dictionary that wins replaces the first mapping
+    // (erase_output).
+    for (DType dt : {DType::u8, DType::u16, DType::i32, DType::u64})
+        for (std::size_t n : {31, 3000})
+            for (ModeHint hint : kHints) {
+                const Dist dist = hint == ModeHint::automatic ? Dist::sparse_values
+                                  : hint == ModeHint::constant ? Dist::constant
+                                                               : Dist::skewed;
+                const Bytes raw = generate(dt, dist, n, 11 + n);
+                const Bytes cpu = block_on_cpu(dt, raw, n, hint);
+                ++by_mode[cpu[0] & 7];
+                dictionary_won += hint == ModeHint::automatic && (cpu[0] & 7) == 5;
+                INFO(mans::dtype_name(dt) << " n=" << n << " hint " << int(hint) << " mode " << int(cpu[0]));
+                with_elem_type(dt, [&](auto u) {
+                    CHECK((block_as_thread_team<decltype(u)>(dt, raw, n, hint, 32) == cpu));
+                });
+                ++encodes;
+            }
+    for (int m = 0; m <= 5; ++m) {
+        INFO("mode " << m);
+        CHECK(by_mode[m] > 0);
+    }
+    CHECK(dictionary_won > 0);
+    std::printf("  thread-team block encodes: %zu, all equal to the CPU backend's\n", encodes);
 }

@@ -1,8 +1,8 @@
 // thread_team.hpp - a team (core/team.hpp) of real threads for the tests:
 // one std::thread per member, every member runs the code between phases, a
-// barrier before and after each phase, rank 0 leads, and histogram adds are
-// atomic. It is as close to a warp as a CPU gets, and under
-// ThreadSanitizer it looks for races between members (a member writing
+// barrier before and after each phase, rank 0 leads, and histogram adds and
+// shared raw-bit words are atomic. It is as close to a warp as a CPU gets,
+// and under ThreadSanitizer it looks for races between members (a member writing
 // what only the leader or one rank may write).
 #pragma once
 
@@ -69,6 +69,7 @@ struct ThreadTeam {
     bool leads() const { return rank == 0; }
     std::uint64_t* shared() const { return st->area; }
     void add(std::uint32_t* p, std::uint32_t v) const { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+    void or_word(std::uint32_t* p, std::uint32_t v) const { __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }
 };
 
 }  // namespace mans_test

@@ -40,7 +40,14 @@ constexpr unsigned kWarp = MANS_GPU_WARP_SIZE;
 #define MANS_GPU_DEVICE_PASS 1
 #endif
 
-// The lanes of one warp as the team that decodes a block (core/team.hpp).
+// MANS_GPU_ENCODE: the encoder kernels. The build turns them off in the
+// HIP module unless MANS_HIP_COMPRESS is ON: Debian's hipcc (clang 15)
+// takes too long to compile the gfx9 encoder for CI (backends/gpu/README.md).
+#ifndef MANS_GPU_ENCODE
+#define MANS_GPU_ENCODE 1
+#endif
+
+// The lanes of one warp as the team that codes a block (core/team.hpp).
 // Its members are host+device because the block decoder is; only the
 // device pass runs them.
 struct WarpTeam {
@@ -60,6 +67,22 @@ struct WarpTeam {
     }
     __host__ __device__ bool leads() const { return lane == 0; }
     __host__ __device__ std::uint64_t* shared() const { return area; }
+#if MANS_GPU_ENCODE  // histograms and shared raw-bit words: the encoder's only
+    __host__ __device__ void add(std::uint32_t* p, std::uint32_t v) const {
+#ifdef MANS_GPU_DEVICE_PASS
+        atomicAdd(reinterpret_cast<unsigned*>(p), static_cast<unsigned>(v));
+#else
+        *p += v;
+#endif
+    }
+    __host__ __device__ void or_word(std::uint32_t* p, std::uint32_t v) const {
+#ifdef MANS_GPU_DEVICE_PASS
+        atomicOr(reinterpret_cast<unsigned*>(p), static_cast<unsigned>(v));
+#else
+        *p |= v;
+#endif
+    }
+#endif
 };
 
 // The rANS lane loop with a warp: thread j runs lane j
@@ -78,6 +101,31 @@ struct WarpLanes {
 #endif
     }
 };
+
+#if MANS_GPU_ENCODE
+// The encoder's rANS lane loop with a warp: thread j runs lane j
+// (rans_encode_as_member, with the warp's ballot); the final states go
+// through the warp's shared words, so that every lane ends with the whole
+// result (the leader writes the header).
+struct WarpEncodeLanes {
+    unsigned lane;
+    std::uint64_t* area;  // the WarpTeam's
+
+    __host__ __device__ void operator()(RansEncodeArgs& a) const {
+#ifdef MANS_GPU_DEVICE_PASS
+        mans_gpu_syncwarp();  // the tables were written by the leader
+        const MemberEncodeResult m = rans_encode_as_member(a, lane, [](bool p) { return mans_gpu_ballot(p); });
+        if (lane < a.layout.lanes) area[kTeamLaneValues + lane] = m.state;
+        mans_gpu_syncwarp();  // the words and the states are written
+        for (unsigned j = 0; j < a.layout.lanes; ++j) a.states[j] = static_cast<std::uint32_t>(area[kTeamLaneValues + j]);
+        a.words_first = m.words_first;
+        a.ok = true;
+#else
+        rans_encode_reference(a);
+#endif
+    }
+};
+#endif
 
 // One warp decodes one stream (the development self-test).
 // status: 1 clean end, 0 corrupt.
@@ -115,32 +163,30 @@ __global__ void decode_blocks_warp_per_block(mans_backend_block_batch batch, std
     if (lane == 0) batch.status[first + i] = status;
 }
 
-// MANS_GPU_ENCODE: the encoder kernels. The build turns them off in the
-// HIP module unless MANS_HIP_COMPRESS is ON: Debian's hipcc (clang 15)
-// takes too long to compile the gfx9 encoder for CI (backends/gpu/README.md).
-#ifndef MANS_GPU_ENCODE
-#define MANS_GPU_ENCODE 1
-#endif
-
 #if MANS_GPU_ENCODE
-// One thread encodes one block of U elements, blocks [first, first + count)
-// of the batch. A kernel per element type: a thread's stack is then one
-// encoder's, not the largest of four.
+// Warp w of the launch encodes block first + w of the batch (U elements)
+// with its own scratch slice, as the team of block_encode.hpp. A kernel
+// per element type: a lane's stack is then one encoder's, not the largest
+// of four.
 template <typename U>
-__global__ void encode_blocks_thread_per_block(mans_backend_encode_batch batch, std::uint64_t first,
-                                               std::uint64_t count, std::uint8_t* scratch, std::size_t slice) {
-    const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (i >= count) return;
-    batch.status[first + i] = encode_batch_block_as<U>(batch, first + i, scratch + i * slice);
+__global__ void encode_blocks_warp_per_block(mans_backend_encode_batch batch, std::uint64_t first,
+                                             std::uint64_t count, std::uint8_t* scratch, std::size_t slice) {
+    __shared__ std::uint64_t area[kWarpsPerGroup][kTeamSharedWords];
+    const unsigned w = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+    const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * kWarpsPerGroup + w;
+    if (i >= count) return;  // the whole warp
+    const std::int32_t status = encode_batch_block_as<U>(batch, first + i, scratch + i * slice,
+                                                         WarpTeam{lane, area[w]}, WarpEncodeLanes{lane, area[w]});
+    if (lane == 0) batch.status[first + i] = status;
 }
 
 using EncodeKernel = void (*)(mans_backend_encode_batch, std::uint64_t, std::uint64_t, std::uint8_t*, std::size_t);
 EncodeKernel encode_kernel_for(unsigned esize) {
     switch (esize) {
-        case 1: return encode_blocks_thread_per_block<std::uint8_t>;
-        case 2: return encode_blocks_thread_per_block<std::uint16_t>;
-        case 4: return encode_blocks_thread_per_block<std::uint32_t>;
-        default: return encode_blocks_thread_per_block<std::uint64_t>;
+        case 1: return encode_blocks_warp_per_block<std::uint8_t>;
+        case 2: return encode_blocks_warp_per_block<std::uint16_t>;
+        case 4: return encode_blocks_warp_per_block<std::uint32_t>;
+        default: return encode_blocks_warp_per_block<std::uint64_t>;
     }
 }
 #endif  // MANS_GPU_ENCODE
@@ -386,7 +432,7 @@ int encode_blocks(const mans_backend_encode_batch* h, mans_backend_probe_result*
     d.status = static_cast<std::int32_t*>(b.p[3]);
     auto* scratch = static_cast<std::uint8_t*>(b.p[4]);
     e = launch_in_waves(h->blocks, in_flight, [&](std::uint64_t first, std::uint64_t count) {
-        kernel<<<groups_for(count), kThreadsPerGroup>>>(d, first, count, scratch, slice);
+        kernel<<<warp_groups_for(count), kWarpsPerGroup * kWarp>>>(d, first, count, scratch, slice);
     });
     if (e == kSuccess) e = mans::gpu::device_sync();
     // The slots come back whole: a payload's size is only known on the device.
@@ -394,7 +440,7 @@ int encode_blocks(const mans_backend_encode_batch* h, mans_backend_probe_result*
     if (e == kSuccess) e = mans::gpu::memcpy(h->payload_bytes, b.p[2], sizes[2], mans::gpu::kDeviceToHost);
     if (e == kSuccess) e = mans::gpu::memcpy(h->status, b.p[3], sizes[3], mans::gpu::kDeviceToHost);
     if (e != kSuccess) {
-        set_text(err, "encode_blocks_thread_per_block", e);
+        set_text(err, "encode_blocks_warp_per_block", e);
         return -1;
     }
     return 0;
@@ -474,11 +520,16 @@ int chunk_decode(const mans_backend_chunk_batch* a, mans_backend_probe_result* e
 }
 #if MANS_GPU_ENCODE
 
+// One warp per block, as encode_blocks_warp_per_block.
 template <typename U>
 __global__ void chunk_encode_blocks(mans_backend_chunk_batch a, ChunkEncodeLayout l, std::uint64_t first,
                                     std::uint64_t count) {
-    const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (i < count) encode_chunk_block<U>(a, l, first + i, a.temp + l.scratch + i * l.slice);
+    __shared__ std::uint64_t area[kWarpsPerGroup][kTeamSharedWords];
+    const unsigned w = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+    const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * kWarpsPerGroup + w;
+    if (i < count)
+        encode_chunk_block<U>(a, l, first + i, a.temp + l.scratch + i * l.slice, WarpTeam{lane, area[w]},
+                              WarpEncodeLanes{lane, area[w]});
 }
 __global__ void chunk_finish_encode(mans_backend_chunk_batch a, ChunkEncodeLayout l) {
     const std::uint64_t c = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -504,7 +555,8 @@ int chunk_encode(const mans_backend_chunk_batch* a, mans_backend_probe_result* e
     const ChunkEncodeLayout l = chunk_encode_layout(esize, a ? a->block_elems : 0, a ? a->chunks : 0,
                                                     a ? a->max_in_bytes : 0, wave);
     if (!a || a->struct_size < sizeof(mans_backend_chunk_batch) || esize == 0 || a->block_elems == 0 ||
-        (l.total_blocks && wave == 0) || !grid_fits(a->chunks) || !grid_fits(l.total_blocks)) {
+        (l.total_blocks && wave == 0) || !grid_fits(a->chunks) || !grid_fits(l.total_blocks) ||
+        !grid_fits(wave, kWarpsPerGroup)) {
         if (err) std::snprintf(err->text, sizeof err->text, "invalid chunk batch or temp too small");
         return -1;
     }
@@ -513,7 +565,7 @@ int chunk_encode(const mans_backend_chunk_batch* a, mans_backend_probe_result* e
     mans::gpu::Error e = mans::gpu::raise_stack_limit(stack_for(kernel, kEncodeStackBytes));
     if (e == mans::gpu::kSuccess)
         e = launch_in_waves(l.total_blocks, wave, [&](std::uint64_t first, std::uint64_t count) {
-            kernel<<<groups_for(count), kThreadsPerGroup, 0, stream>>>(*a, l, first, count);
+            kernel<<<warp_groups_for(count), kWarpsPerGroup * kWarp, 0, stream>>>(*a, l, first, count);
         });
     if (e == mans::gpu::kSuccess) {
         chunk_finish_encode<<<groups_for(a->chunks), kThreadsPerGroup, 0, stream>>>(*a, l);

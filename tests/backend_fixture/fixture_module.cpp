@@ -6,7 +6,7 @@
 // It needs no GPU runtime. FIXTURE_CODER implements encode_blocks and
 // decode_blocks on the host with the GPU kernels' per-block bodies
 // (mapping/block_batch.hpp), so the core's dispatch paths, the module ABI
-// and the kernels' coders are tested here; it decodes as a warp does, with
+// and the kernels' coders are tested here; it codes as a warp does, with
 // a team of 32 (core/team.hpp: LoopTeam, each phase's ranks in reverse on
 // every other block, so that a race between ranks changes the bytes); FIXTURE_CODER_FAILS fails at
 // "run time" like a GPU out of memory; FIXTURE_CODER_WRONG codes, then
@@ -58,7 +58,7 @@ std::uint8_t* fresh_slice(std::vector<unsigned char>& buf, std::size_t bytes) {
     buf.assign(bytes + 16, 0xA5);
     return reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(buf.data()) + 15) & ~std::uintptr_t{15});
 }
-// The team that decodes block b, with its shared words set to garbage.
+// The team that codes block b, with its shared words set to garbage.
 constexpr unsigned kWarp = 32;
 mans::detail::LoopTeam warp_team(std::uint64_t b, std::uint64_t* area) {
     for (unsigned i = 0; i < mans::detail::kTeamSharedWords; ++i) area[i] = 0xA5A5A5A5A5A5A5A5ull;
@@ -81,10 +81,11 @@ int decode_blocks(const mans_backend_block_batch* batch, mans_backend_probe_resu
 int encode_blocks(const mans_backend_encode_batch* batch, mans_backend_probe_result*) {
     ++mans_fixture_batches;
     std::vector<unsigned char> scratch;
+    std::uint64_t area[mans::detail::kTeamSharedWords];
     const unsigned esize = mans::detail::elem_bytes(static_cast<mans::DType>(batch->dtype));
     const std::size_t slice = mans::detail::encode_slice_layout(batch->block_elems, esize).total;
     for (std::uint64_t b = 0; b < batch->blocks; ++b) {
-        batch->status[b] = mans::detail::encode_batch_block(*batch, b, fresh_slice(scratch, slice));
+        batch->status[b] = mans::detail::encode_batch_block(*batch, b, fresh_slice(scratch, slice), warp_team(b, area));
 #ifdef FIXTURE_CODER_WRONG
         batch->slots[b * batch->slot_bytes + batch->payload_bytes[b] - 1] ^= 0x10;
 #endif
@@ -115,8 +116,10 @@ int chunk_encode(const mans_backend_chunk_batch* a, mans_backend_probe_result*) 
     const std::uint64_t wave = d::chunk_encode_wave(esize, *a);
     const d::ChunkEncodeLayout l = d::chunk_encode_layout(esize, a->block_elems, a->chunks, a->max_in_bytes, wave);
     if (l.total_blocks && wave == 0) return -1;
-    in_waves(l.total_blocks, wave, a->temp + l.scratch, l.slice,
-             [&](std::uint64_t g, std::uint8_t* slice) { d::encode_chunk_block_any(*a, l, g, slice); });
+    std::uint64_t area[d::kTeamSharedWords];
+    in_waves(l.total_blocks, wave, a->temp + l.scratch, l.slice, [&](std::uint64_t g, std::uint8_t* slice) {
+        d::encode_chunk_block_any(*a, l, g, slice, warp_team(g, area));
+    });
     for (std::uint64_t c = 0; c < a->chunks; ++c) d::finish_chunk_encode(*a, l, c);
     for (std::uint64_t g = 0; g < l.total_blocks; ++g) d::place_chunk_block(*a, l, g);
     return 0;

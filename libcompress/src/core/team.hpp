@@ -21,6 +21,9 @@
 //                                         *p += v, also when other ranks of
 //                                         the phase add to *p (atomic on a
 //                                         GPU): histograms
+//   void or_word(std::uint32_t* p, std::uint32_t v) const
+//                                         *p |= v, likewise: raw-bit words
+//                                         that two ranks share
 #pragma once
 
 #include <cstddef>
@@ -56,6 +59,7 @@ struct SoloTeam {
     MANS_HD bool leads() const { return true; }
     MANS_HD std::uint64_t* shared() const { return nullptr; }
     MANS_HD void add(std::uint32_t* p, std::uint32_t v) const { *p += v; }
+    MANS_HD void or_word(std::uint32_t* p, std::uint32_t v) const { *p |= v; }
 };
 
 // The items [begin, end) of n that rank r of `size` takes when a range is
@@ -136,6 +140,7 @@ struct LoopTeam {
     bool leads() const { return true; }
     std::uint64_t* shared() const { return area; }
     void add(std::uint32_t* p, std::uint32_t v) const { *p += v; }
+    void or_word(std::uint32_t* p, std::uint32_t v) const { *p |= v; }
 };
 
 }  // namespace mans::detail

@@ -20,9 +20,12 @@
 
 namespace mans::detail {
 
-// The reference rANS lane loop as a functor (the GPU has no SIMD kernels).
+// The reference rANS lane loops as functors (the GPU has no SIMD kernels).
 struct ReferenceLanes {
     MANS_HD bool operator()(const RansDecodeArgs& a) const { return rans_decode_reference(a); }
+};
+struct ReferenceEncodeLanes {
+    MANS_HD void operator()(RansEncodeArgs& a) const { rans_encode_reference(a); }
 };
 
 // Elements of block b of a batch.
@@ -107,16 +110,19 @@ MANS_HD EncodeSliceLayout encode_slice_layout(std::size_t max_n, unsigned esize)
     return l;
 }
 
-// BlockEncoder's Env (block_encode.hpp) over one slice.
+// BlockEncoder's Env (block_encode.hpp) over one slice; `lanes` runs the
+// rANS lane loop (in a team: in every member, which all end with the result).
+template <typename Lanes = ReferenceEncodeLanes>
 struct FixedEncodeEnv {
     std::uint8_t* base;
     EncodeSliceLayout lay;
     std::size_t max_n;
     unsigned esize;
     FixedOut payload;
+    Lanes lane_loop;
 
     MANS_HD FixedOut& out() { return payload; }
-    MANS_HD void lanes(RansEncodeArgs& a) const { rans_encode_reference(a); }
+    MANS_HD void lanes(RansEncodeArgs& a) const { lane_loop(a); }
     MANS_HD std::uint8_t* tokens(std::size_t slots) const {
         return slots <= token_buffer_entries(max_n) ? base + lay.tokens : nullptr;
     }
@@ -149,34 +155,38 @@ struct FixedEncodeEnv {
 // by the caller), with `scratch` (encode_slice_layout(batch.block_elems,
 // esize).total bytes, 16-byte aligned) into its slot; returns its
 // mans_status (MANS_ERR_INTERNAL when the slice was too small, which a
-// correct bound never allows). One instantiation per kernel keeps a GPU
-// thread's stack to one encoder's.
-template <typename U>
+// correct bound never allows), with every member of `team` calling it
+// alike and `lanes` its rANS lane loop. One instantiation per kernel keeps
+// a GPU thread's stack to one encoder's.
+template <typename U, typename Team = SoloTeam, typename Lanes = ReferenceEncodeLanes>
 MANS_HD std::int32_t encode_batch_block_as(const mans_backend_encode_batch& batch, std::uint64_t b,
-                                           std::uint8_t* scratch) {
+                                           std::uint8_t* scratch, const Team& team = Team{},
+                                           const Lanes& lanes = Lanes{}) {
     constexpr unsigned esize = sizeof(U);
     if (b >= batch.blocks) return MANS_ERR_INTERNAL;
     const std::size_t max_n = static_cast<std::size_t>(batch.block_elems);
     const std::size_t n = static_cast<std::size_t>(batch_block_elems(batch, b));
     const EncodeSliceLayout lay = encode_slice_layout(max_n, esize);
-    FixedEncodeEnv env{scratch, lay, max_n, esize, FixedOut{scratch + lay.out, block_encode_out_bound(max_n, esize)}};
+    using Env = FixedEncodeEnv<Lanes>;
+    Env env{scratch, lay, max_n, esize, FixedOut{scratch + lay.out, block_encode_out_bound(max_n, esize)}, lanes};
     const std::uint8_t* src = batch.src + b * batch.block_elems * esize;
-    const bool ok = BlockEncoder<U, FixedEncodeEnv>(src, n, sign_flip(static_cast<DType>(batch.dtype)), env)
+    const bool ok = BlockEncoder<U, Env, false, Team>(src, n, sign_flip(static_cast<DType>(batch.dtype)), env, team)
                         .run(ModeHint::automatic);
     if (!ok || env.payload.used > batch.slot_bytes) return MANS_ERR_INTERNAL;
-    hd_memcpy(batch.slots + b * batch.slot_bytes, env.payload.data, env.payload.used);
-    batch.payload_bytes[b] = env.payload.used;
+    team_copy(team, batch.slots + b * batch.slot_bytes, env.payload.data, env.payload.used);
+    if (team.leads()) batch.payload_bytes[b] = env.payload.used;
     return MANS_OK;
 }
 
 // The same for any dtype (the host stand-in module calls this).
+template <typename Team = SoloTeam>
 MANS_HD std::int32_t encode_batch_block(const mans_backend_encode_batch& batch, std::uint64_t b,
-                                        std::uint8_t* scratch) {
+                                        std::uint8_t* scratch, const Team& team = Team{}) {
     switch (elem_bytes(static_cast<DType>(batch.dtype))) {
-        case 1: return encode_batch_block_as<std::uint8_t>(batch, b, scratch);
-        case 2: return encode_batch_block_as<std::uint16_t>(batch, b, scratch);
-        case 4: return encode_batch_block_as<std::uint32_t>(batch, b, scratch);
-        case 8: return encode_batch_block_as<std::uint64_t>(batch, b, scratch);
+        case 1: return encode_batch_block_as<std::uint8_t>(batch, b, scratch, team);
+        case 2: return encode_batch_block_as<std::uint16_t>(batch, b, scratch, team);
+        case 4: return encode_batch_block_as<std::uint32_t>(batch, b, scratch, team);
+        case 8: return encode_batch_block_as<std::uint64_t>(batch, b, scratch, team);
     }
     return MANS_ERR_INTERNAL;
 }

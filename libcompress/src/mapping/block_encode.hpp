@@ -16,11 +16,13 @@
 #include "core/byte_io.hpp"
 #include "core/hd.hpp"
 #include "core/hd_algo.hpp"
+#include "core/team.hpp"
 #include "entropy/cost_model.hpp"
 #include "entropy/token_stream_encode.hpp"
 #include "mapping/block_decode.hpp"  // BlockMode, Predictor
 #include "mapping/elements.hpp"
 #include "mapping/hybrid_tokens.hpp"
+#include "mapping/lane_tokens.hpp"
 #include "mapping/token_map.hpp"
 
 namespace mans::detail {
@@ -51,12 +53,30 @@ struct RankWork {
     std::uint32_t tok[256];  // best_split's token histogram
 };
 
+// A mapping candidate of the mode choice, with its estimated cost.
+struct ModeCandidate {
+    ModeHint hint;
+    std::uint64_t cost;  // estimated bits on the sample, 16.16
+};
+inline constexpr unsigned kModeCandidates = 5;
+
+// What a team's leader decided alone (the mode choice, a dictionary) for
+// every member to read back: BlockEncoder::leader_decides.
+struct EncodeDecisions {
+    std::uint64_t center;
+    HybridChoice split_center, split_delta, split_repeat;
+    ModeCandidate ranked[kModeCandidates];
+    std::uint64_t dict_size;  // distinct values of the last dictionary
+    bool dictionary_candidate, failed;
+};
+
 // All of one encoder's work space. An encoder and its nested dictionary
 // encoder share one: the nested one runs only after the outer one's mode
 // choice is over and before any of its streams is coded.
 struct EncodeWork {
     RankWork rank;
     StreamWork stream;
+    EncodeDecisions decided;
 };
 
 // Env: what the encoder needs from its caller, as CPU vectors that grow
@@ -73,12 +93,25 @@ struct EncodeWork {
 //
 // kNested: codes the index array of a dictionary block, which may not itself
 // use a dictionary (a separate instantiation, so no recursion on a GPU).
-template <typename U, typename Env, bool kNested = false>
+//
+// Team (core/team.hpp): the members that encode the block together, each
+// with its own BlockEncoder and Env (the same scratch, its own output
+// cursor), all calling run() alike. Every member makes the same calls with
+// the same sizes, so cursors and control flow agree. What one member
+// decides from the scratch (the mode choice, a dictionary) the leader does
+// alone and hands over (leader_decides); tokens and raw bits
+// (lane_tokens.hpp), the token streams, byte planes and large copies are
+// split; the output's small writes are the leader's.
+// On the CPU the team is one thread (SoloTeam) and all of this is plain
+// serial code.
+template <typename U, typename Env, bool kNested = false, typename Team = SoloTeam>
 class BlockEncoder {
 public:
     using E = Elem<U>;
-    MANS_HD BlockEncoder(const std::uint8_t* src, std::size_t n, std::uint64_t flip, Env& env)
-        : x_(src), n_(n), flip_(flip), env_(env), out_(env.out()), lay_(LaneLayout::make(n, lanes_for(n))) {}
+    MANS_HD BlockEncoder(const std::uint8_t* src, std::size_t n, std::uint64_t flip, Env& env,
+                         const Team& team = Team{})
+        : x_(src), n_(n), flip_(flip), env_(env), out_(env.out()), lay_(LaneLayout::make(n, lanes_for(n))),
+          team_(team) {}
 
     // Appends the block's payload to env.out(); false when Env failed.
     MANS_HD_CALL bool run(ModeHint hint) {
@@ -89,16 +122,15 @@ public:
         if (hint != ModeHint::automatic) {
             ok = put_mode(hint);
         } else {
-            Candidate ranked[kCandidates];
-            rank_modes(ranked);
-            ok = put_mode(ranked[0].hint);
+            leader_decides([&] { rank_modes(); });
+            ok = put_mode(ranked_[0].hint);
             // Data with few distinct values spread over a wide range (holes)
             // may code better as indices into a dictionary; that is decided
             // by coding both.
             if (ok && dictionary_candidate_ && !failed_) {
                 const std::size_t first_end = out_.size();
                 if (put_mode(ModeHint::dictionary) && out_.size() - first_end < first_end - start)
-                    out_.erase(start, first_end);
+                    erase_output(start, first_end);
                 else
                     out_.truncate(first_end);
             }
@@ -112,11 +144,40 @@ public:
     }
 
 private:
-    struct Candidate {
-        ModeHint hint;
-        std::uint64_t cost;  // estimated bits on the sample, 16.16
-    };
-    static constexpr unsigned kCandidates = 5;
+    using Candidate = ModeCandidate;
+    static constexpr unsigned kCandidates = kModeCandidates;
+
+    // fn() in the leader alone, in a phase of its own (it may write the
+    // scratch and this encoder's decisions); then every member takes the
+    // leader's decisions.
+    template <typename F>
+    MANS_HD void leader_decides(F&& fn) {
+        if (team_.size() == 1) return fn();
+        EncodeDecisions& d = env_.work()->decided;
+        team_.for_ranks([&](unsigned r) {
+            if (r != 0) return;
+            fn();
+            d.center = center_;
+            d.split_center = split_center_, d.split_delta = split_delta_, d.split_repeat = split_repeat_;
+            for (unsigned c = 0; c < kCandidates; ++c) d.ranked[c] = ranked_[c];
+            d.dict_size = dict_size_;
+            d.dictionary_candidate = dictionary_candidate_, d.failed = failed_;
+        });
+        center_ = d.center;
+        split_center_ = d.split_center, split_delta_ = d.split_delta, split_repeat_ = d.split_repeat;
+        for (unsigned c = 0; c < kCandidates; ++c) ranked_[c] = d.ranked[c];
+        dict_size_ = static_cast<std::size_t>(d.dict_size);
+        dictionary_candidate_ = d.dictionary_candidate, failed_ = d.failed;
+    }
+
+    // Removes output bytes [begin, end): the leader moves the tail, the
+    // other members move their cursors alike.
+    MANS_HD void erase_output(std::size_t begin, std::size_t end) {
+        if (team_.leads())
+            out_.erase(begin, end);
+        else
+            out_.truncate(out_.size() - (end - begin));
+    }
 
     // Appends the payload of one mapping; false when it cannot code the block.
     MANS_HD bool put_mode(ModeHint hint) {
@@ -195,10 +256,11 @@ private:
         return stats_.max - c <= limit && c - stats_.min <= limit;
     }
 
-    // Estimates every mapping on the sample and puts the best first in `out`
-    // (the best two are re-estimated with contexts). Also fixes the center
-    // and the token splits.
-    MANS_HD_CALL void rank_modes(Candidate* out) {
+    // Estimates every mapping on the sample and puts the best first in
+    // ranked_ (the best two are re-estimated with contexts). Also fixes the
+    // center and the token splits. Writes the scratch: leader_decides.
+    MANS_HD_CALL void rank_modes() {
+        Candidate* out = ranked_;
         center_ = sample_median();
         RankWork& work = env_.work()->rank;
         ValueHist &hc = work.center, &hd = work.delta, &hr = work.repeat;
@@ -340,11 +402,19 @@ private:
 
     // Output helpers: a full output sets failed_ (the bytes written so far
     // are then dropped by the caller).
+    // In a team every member calls these alike, with equal bytes at p (its
+    // own copy or the same memory): the leader writes a few bytes, the team
+    // splits a long copy.
     MANS_HD void put_bytes(const void* p, std::size_t n) {
         std::uint8_t* d = out_.grow(n);
         if (!d) return fail();
-        if (n) hd_memcpy(d, p, n);
+        if (n == 0) return;
+        if (team_.size() > 1 && n > kLeaderWrites)
+            team_copy(team_, d, static_cast<const std::uint8_t*>(p), n);
+        else if (team_.leads())
+            hd_memcpy(d, p, n);
     }
+    static constexpr std::size_t kLeaderWrites = 64;
     MANS_HD void put_byte(unsigned v) {
         const std::uint8_t b = static_cast<std::uint8_t>(v);
         put_bytes(&b, 1);
@@ -379,7 +449,7 @@ private:
         const TokenEncodeBuffers b = env_.stream(n_);
         if (!b.enc || !b.words || !b.work) return fail(), false;
         const auto lanes = [this](RansEncodeArgs& a) { env_.lanes(a); };
-        if (!encode_token_stream_into(tokens_, lay_, lanes, b, out_)) return fail(), false;
+        if (!encode_token_stream_into(tokens_, lay_, lanes, b, out_, team_)) return fail(), false;
         return true;
     }
     // Token scratch for this block's layout; null (and failed_) when Env has none.
@@ -390,15 +460,15 @@ private:
     }
 
     MANS_HD_CALL bool put_token(Predictor pred) {
-        if (split_center_.cost == ~0ull) {  // forced mode: the splits are still needed
-            Candidate unused[kCandidates];
-            rank_modes(unused);
-        }
+        if (split_center_.cost == ~0ull)  // forced mode: the splits are still needed
+            leader_decides([&] { rank_modes(); });
         if (pred == Predictor::center_repeat && split_repeat_.cost == ~0ull) {
             // No repeats seen: any valid split.
-            RankWork& w = env_.work()->rank;
-            w.repeat.clear();
-            split_repeat_ = best_split(w.repeat, E::B, 1, w.tok);
+            leader_decides([&] {
+                RankWork& w = env_.work()->rank;
+                w.repeat.clear();
+                split_repeat_ = best_split(w.repeat, E::B, 1, w.tok);
+            });
         }
         const HybridSplit split = pred == Predictor::center          ? split_center_.split
                                   : pred == Predictor::lane_previous ? split_delta_.split
@@ -413,7 +483,9 @@ private:
         if (!tokens || !bits) return fail(), false;
         std::size_t bits_len = 0;
         with_predictor(pred, [&](auto p) {
-            bits_len = tokenize_hybrid<U, decltype(p)::value>(x_, lay_, flip_, center_, split, tokens, bits);
+            bits_len = tokenize_lanes(team_, lay_, tokens, bits, [&](unsigned j, auto& sink) {
+                tokenize_hybrid_lane<U, decltype(p)::value>(x_, lay_, flip_, center_, split, j, sink);
+            });
             return true;
         });
         return put_tokens_and_bits(bits, bits_len);
@@ -426,13 +498,13 @@ private:
         std::uint8_t* tokens = token_buffer();
         std::uint8_t* bits = env_.bits(bit_writer_bytes(n_ * kAdmMaxK));
         if (!tokens || !bits) return fail(), false;
-        BitWriter bw(bits);
-        for_each_element(lay_, [&](std::size_t slot, std::size_t i) {
-            unsigned k = 0;
-            tokens[slot] = static_cast<std::uint8_t>(adm_code(load_biased<U>(x_, i, flip_), c, &k));
-            bw.put(1ull << (k - 1), k);  // k-1 zeros, then a one
+        const std::size_t bits_len = tokenize_lanes(team_, lay_, tokens, bits, [&](unsigned j, auto& sink) {
+            for_each_element_of_lanes(lay_, j, j + 1, [&](std::size_t slot, std::size_t i) {
+                unsigned k = 0;
+                const unsigned code = adm_code(load_biased<U>(x_, i, flip_), c, &k);
+                sink.put(slot, code, 1ull << (k - 1), k);  // k-1 zeros, then a one
+            });
         });
-        const std::size_t bits_len = bw.flush();
         return put_tokens_and_bits(bits, bits_len);
     }
 
@@ -445,9 +517,12 @@ private:
         std::uint8_t* tokens = token_buffer();
         if (!tokens) return false;
         for (unsigned b = 0; b < nplanes; ++b) {
-            for_each_element(lay_, [&](std::size_t slot, std::size_t i) {
-                const std::uint64_t w = load_biased<U>(x_, i, flip_) - stats_.min;
-                tokens[slot] = static_cast<std::uint8_t>(w >> (8 * b));
+            team_.for_ranks([&](unsigned r) {  // each rank the tokens of its lanes
+                const RankSpan mine = rank_span(r, team_.size(), lay_.lanes);
+                for_each_element_of_lanes(lay_, mine.begin, mine.end, [&](std::size_t slot, std::size_t i) {
+                    const std::uint64_t w = load_biased<U>(x_, i, flip_) - stats_.min;
+                    tokens[slot] = static_cast<std::uint8_t>(w >> (8 * b));
+                });
             });
             if (!put_stream()) return false;
         }
@@ -466,31 +541,42 @@ private:
         std::uint64_t* dict = env_.dict(n_);
         std::uint32_t* index = env_.index(n_);
         if (!dict || !index) return fail(), false;
-        std::size_t size = 0;
+        std::uint32_t* map = nullptr;
         if constexpr (E::B <= 16) {
-            // Counting: a map over the whole 16-bit value space.
-            const std::size_t values = std::size_t{1} << E::B;
-            std::uint32_t* map = env_.value_map(values);
+            map = env_.value_map(std::size_t{1} << E::B);
             if (!map) return fail(), false;
-            hd_memset(map, 0, values * sizeof(std::uint32_t));
-            for (std::size_t i = 0; i < n_; ++i) map[load_biased<U>(x_, i, flip_)] = 1;
-            for (std::uint32_t v = 0; v < values; ++v)
-                if (map[v]) map[v] = static_cast<std::uint32_t>(size), dict[size++] = v;
-            if (size * 2 > n_) return false;
-            for (std::size_t i = 0; i < n_; ++i) index[i] = map[load_biased<U>(x_, i, flip_)];
-        } else {
-            for (std::size_t i = 0; i < n_; ++i) dict[i] = load_biased<U>(x_, i, flip_);
-            sort_u64(dict, n_);
-            size = unique_u64(dict, n_);
-            if (size * 2 > n_) return false;
-            for (std::size_t i = 0; i < n_; ++i)
-                index[i] = static_cast<std::uint32_t>(lower_bound_u64(dict, size, load_biased<U>(x_, i, flip_)));
         }
+        // The dictionary and the indices (dict_size_ 0: too many values).
+        leader_decides([&] {
+            std::size_t size = 0;
+            dict_size_ = 0;
+            if constexpr (E::B <= 16) {
+                // Counting: a map over the whole 16-bit value space.
+                const std::size_t values = std::size_t{1} << E::B;
+                hd_memset(map, 0, values * sizeof(std::uint32_t));
+                for (std::size_t i = 0; i < n_; ++i) map[load_biased<U>(x_, i, flip_)] = 1;
+                for (std::uint32_t v = 0; v < values; ++v)
+                    if (map[v]) map[v] = static_cast<std::uint32_t>(size), dict[size++] = v;
+                if (size * 2 > n_) return;
+                for (std::size_t i = 0; i < n_; ++i) index[i] = map[load_biased<U>(x_, i, flip_)];
+            } else {
+                for (std::size_t i = 0; i < n_; ++i) dict[i] = load_biased<U>(x_, i, flip_);
+                sort_u64(dict, n_);
+                size = unique_u64(dict, n_);
+                if (size * 2 > n_) return;
+                for (std::size_t i = 0; i < n_; ++i)
+                    index[i] = static_cast<std::uint32_t>(lower_bound_u64(dict, size, load_biased<U>(x_, i, flip_)));
+            }
+            dict_size_ = size;
+        });
+        const std::size_t size = dict_size_;
+        if (size == 0) return false;
         put_byte(static_cast<unsigned>(BlockMode::dictionary));
         put_varint(size - 1);
         put_value(dict[0]);
         for (std::size_t d = 1; d < size; ++d) put_varint(dict[d] - dict[d - 1] - 1);
-        BlockEncoder<std::uint32_t, Env, true> nested(reinterpret_cast<const std::uint8_t*>(index), n_, 0, env_);
+        BlockEncoder<std::uint32_t, Env, true, Team> nested(reinterpret_cast<const std::uint8_t*>(index), n_, 0, env_,
+                                                            team_);
         if (!nested.run(ModeHint::automatic)) fail();
         return !failed_;
     }
@@ -501,7 +587,10 @@ private:
     Env& env_;
     decltype(env_.out()) out_;
     LaneLayout lay_;
+    Team team_;
     std::uint8_t* tokens_ = nullptr;  // token scratch of the current mapping
+    Candidate ranked_[kCandidates] = {};
+    std::size_t dict_size_ = 0;  // distinct values of the dictionary trial
     bool failed_ = false;
     bool dictionary_candidate_ = false;
     Stats stats_;

@@ -147,10 +147,12 @@ inline constexpr std::uint64_t kNoBlock = ~std::uint64_t{0};
 
 // Step 1 for global block g (chunk g / per_chunk), with `scratch` (l.slice
 // bytes). Blocks past their chunk's end and blocks of invalid chunks do
-// nothing (finish_chunk_encode reports the chunk).
-template <typename U>
+// nothing (finish_chunk_encode reports the chunk). Every member of `team`
+// calls it alike (a warp on a GPU); the leader writes the status and the
+// content checksum.
+template <typename U, typename Team = SoloTeam, typename Lanes = ReferenceEncodeLanes>
 MANS_HD void encode_chunk_block(const mans_backend_chunk_batch& a, const ChunkEncodeLayout& l, std::uint64_t g,
-                                std::uint8_t* scratch) {
+                                std::uint8_t* scratch, const Team& team = Team{}, const Lanes& lanes = Lanes{}) {
     constexpr unsigned esize = sizeof(U);
     const std::uint64_t c = g / l.per_chunk, b = g % l.per_chunk;
     std::uint64_t n = 0;
@@ -169,19 +171,22 @@ MANS_HD void encode_chunk_block(const mans_backend_chunk_batch& a, const ChunkEn
     one.slots = a.temp + l.slots + g * l.slot_bytes;
     one.slot_bytes = l.slot_bytes;
     one.payload_bytes = sizes + g;
-    reinterpret_cast<std::int32_t*>(a.temp + l.block_status)[g] = encode_batch_block_as<U>(one, 0, scratch);
+    const std::int32_t status = encode_batch_block_as<U>(one, 0, scratch, team, lanes);
+    if (!team.leads()) return;
+    reinterpret_cast<std::int32_t*>(a.temp + l.block_status)[g] = status;
     reinterpret_cast<std::uint32_t*>(a.temp + l.checksums)[g] = HdChecksum32{}(src, static_cast<std::size_t>(len * esize));
 }
 
 // encode_chunk_block for the batch's dtype (the host stand-in calls this;
 // the kernels are one per element type).
+template <typename Team = SoloTeam>
 MANS_HD void encode_chunk_block_any(const mans_backend_chunk_batch& a, const ChunkEncodeLayout& l, std::uint64_t g,
-                                    std::uint8_t* scratch) {
+                                    std::uint8_t* scratch, const Team& team = Team{}) {
     switch (elem_bytes(static_cast<DType>(a.dtype))) {
-        case 1: return encode_chunk_block<std::uint8_t>(a, l, g, scratch);
-        case 2: return encode_chunk_block<std::uint16_t>(a, l, g, scratch);
-        case 4: return encode_chunk_block<std::uint32_t>(a, l, g, scratch);
-        case 8: return encode_chunk_block<std::uint64_t>(a, l, g, scratch);
+        case 1: return encode_chunk_block<std::uint8_t>(a, l, g, scratch, team);
+        case 2: return encode_chunk_block<std::uint16_t>(a, l, g, scratch, team);
+        case 4: return encode_chunk_block<std::uint32_t>(a, l, g, scratch, team);
+        case 8: return encode_chunk_block<std::uint64_t>(a, l, g, scratch, team);
     }
 }
 

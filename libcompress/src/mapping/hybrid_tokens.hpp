@@ -89,39 +89,26 @@ MANS_HD_CALL HybridChoice best_split(const ValueHist& h, unsigned B, std::uint32
 }
 
 // Hot loop of the hybrid-token mapping, kept free of member accesses so that
-// the byte stores cannot force reloads (char stores alias everything).
-// Raw bits go to `bits` (bit_writer_bytes(lay.n * B) bytes); returns their
-// byte count.
-template <typename U, Predictor kPred>
-MANS_HD_CALL std::size_t tokenize_hybrid(const std::uint8_t* x, const LaneLayout& lay, std::uint64_t flip,
-                                    std::uint64_t center, HybridSplit split, std::uint8_t* tokens,
-                                    std::uint8_t* bits) {
+// the byte stores cannot force reloads (char stores alias everything): lane
+// j's elements in order, each as sink.put(slot, token, value, raw bits)
+// (mapping/lane_tokens.hpp runs it for every lane, split over a team).
+template <typename U, Predictor kPred, typename Sink>
+MANS_HD void tokenize_hybrid_lane(const std::uint8_t* x, const LaneLayout& lay, std::uint64_t flip,
+                                  std::uint64_t center, HybridSplit split, unsigned j, Sink& sink) {
     using E = Elem<U>;
-    BitWriter bw(bits);
     const unsigned repeat_tok = hybrid_token_count(split, E::B);
-    // Element order: lane by lane, each lane's segment front to back. Tokens
-    // go to their interleaved slots; raw bits follow element order.
-    for (unsigned j = 0; j < lay.lanes; ++j) {
-        const std::size_t len = lay.lane_len(j);
-        const std::uint8_t* src = x + j * lay.seg * sizeof(U);
-        std::uint8_t* dst = tokens + j;
-        std::uint64_t prev = center;  // a lane's first element refers to the center
-        for (std::size_t t = 0; t < len; ++t) {
-            const std::uint64_t u = load_biased<U>(src, t, flip);
-            const std::uint64_t v =
-                zigzag((u - (kPred == Predictor::lane_previous ? prev : center)) & E::mask, E::B);
-            unsigned nraw = 0;
-            unsigned tok = hybrid_token(v, split, &nraw);
-            if (kPred == Predictor::center_repeat && u == prev && nraw) tok = repeat_tok, nraw = 0;
-            prev = u;
-            dst[t * lay.lanes] = static_cast<std::uint8_t>(tok);
-            if (E::B > 32)
-                bw.put_wide(v, nraw);
-            else
-                bw.put(v, nraw);
-        }
+    const std::size_t len = lay.lane_len(j);
+    const std::uint8_t* src = x + j * lay.seg * sizeof(U);
+    std::uint64_t prev = center;  // a lane's first element refers to the center
+    for (std::size_t t = 0; t < len; ++t) {
+        const std::uint64_t u = load_biased<U>(src, t, flip);
+        const std::uint64_t v = zigzag((u - (kPred == Predictor::lane_previous ? prev : center)) & E::mask, E::B);
+        unsigned nraw = 0;
+        unsigned tok = hybrid_token(v, split, &nraw);
+        if (kPred == Predictor::center_repeat && u == prev && nraw) tok = repeat_tok, nraw = 0;
+        prev = u;
+        sink.put(t * lay.lanes + j, tok, v, nraw);
     }
-    return bw.flush();
 }
 
 }  // namespace mans::detail
