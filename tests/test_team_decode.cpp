@@ -161,7 +161,7 @@ const std::vector<DType> kDTypes(std::begin(kAllDTypes), std::end(kAllDTypes));
 
 }  // namespace
 
-TEST_CASE("a team decodes every block mapping as the CPU backend does", "[team]") {
+TEST_CASE("a team decodes every block mapping as the CPU backend does", "[team][one_thread]") {
     std::size_t decodes = 0, by_mode[8] = {};
     // 20000 and the full block (0) use 32 lanes, 8193 uses 16, the small ones fewer.
     const PayloadSet set{kDTypes,
@@ -193,7 +193,7 @@ TEST_CASE("a team decodes every block mapping as the CPU backend does", "[team]"
     std::printf("  team decodes: %zu, all equal to the CPU backend's\n", decodes);
 }
 
-TEST_CASE("a team gives the CPU backend's status on damaged payloads", "[team]") {
+TEST_CASE("a team gives the CPU backend's status on damaged payloads", "[team][one_thread]") {
     Lcg rng{12345};
     std::size_t damaged = 0, still_ok = 0, refused = 0, spare_bytes = 0;
     const PayloadSet set{kDTypes,

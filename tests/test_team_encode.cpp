@@ -194,7 +194,7 @@ constexpr TeamShape kTeams[] = {{2, false}, {3, true}, {7, false}, {32, false}, 
 
 }  // namespace
 
-TEST_CASE("a team encodes every token stream as the CPU backend does", "[team]") {
+TEST_CASE("a team encodes every token stream as the CPU backend does", "[team][one_thread]") {
     std::size_t encodes = 0, contexts_seen[9] = {};
     std::uint64_t area[kTeamSharedWords];
     // Lanes as the encoder picks them (lanes_for), and every lane count on
@@ -371,7 +371,7 @@ const ModeHint kHints[] = {ModeHint::automatic,    ModeHint::stored,      ModeHi
 
 }  // namespace
 
-TEST_CASE("a team encodes every block as the CPU backend does", "[team]") {
+TEST_CASE("a team encodes every block as the CPU backend does", "[team][one_thread]") {
     std::size_t encodes = 0, by_mode[8] = {};
     // Every distribution with the automatic choice (the batch entry the
     // kernels run), and every mapping forced on three of them.
