@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "backend.hpp"
@@ -142,25 +143,17 @@ Encoded encode_with(const Bytes& tokens, const LaneLayout& lay, std::size_t cap,
     return finish(ok, buf, out.used);
 }
 
-// The rANS lanes of a team of real threads run as on a warp: member j runs
-// lane j (rans_encode_as_member with the barrier's ballot), the final
-// states go through the team's shared words, and every member ends with
-// the whole result.
-struct ThreadEncodeLanes {
-    unsigned rank, n;
+// The rANS lanes of a team of real threads run the warp's lane loop
+// (MemberEncodeLanes, as the GPU module does) with the barrier as the warp
+// barrier and a ballot built from it.
+struct ThreadOps {
+    unsigned lane, n;
     ThreadTeamState* st;
-    void operator()(RansEncodeArgs& a) const {
-        st->bar.wait();  // the tables are written
-        const MemberEncodeResult m =
-            rans_encode_as_member(a, rank, [this](bool p) { return st->ballot(rank, n, p); });
-        if (rank < a.layout.lanes) st->area[kTeamLaneValues + rank] = m.state;
-        st->bar.wait();  // the words and the states are written
-        for (unsigned j = 0; j < a.layout.lanes; ++j)
-            a.states[j] = static_cast<std::uint32_t>(st->area[kTeamLaneValues + j]);
-        a.words_first = m.words_first;
-        a.ok = true;
-    }
+    void sync() const { st->bar.wait(); }
+    std::uint64_t ballot(bool p) const { return st->ballot(lane, n, p); }
+    std::uint64_t* shared() const { return st->area; }
 };
+using ThreadEncodeLanes = MemberEncodeLanes<ThreadOps>;
 
 // Encodes with `size` threads; the members must agree on the answer and
 // on the output's length.
@@ -174,7 +167,7 @@ Encoded encode_with_threads(const Bytes& tokens, const LaneLayout& lay, std::siz
     const TokenEncodeBuffers view = b.view();
     for (unsigned r = 0; r < size; ++r)
         threads.emplace_back([&, r] {
-            ok[r] = encode_token_stream_into(tokens.data(), lay, ThreadEncodeLanes{r, size, &st}, view, outs[r],
+            ok[r] = encode_token_stream_into(tokens.data(), lay, ThreadEncodeLanes{{r, size, &st}}, view, outs[r],
                                              ThreadTeam{r, size, &st});
         });
     for (std::thread& t : threads) t.join();
@@ -302,12 +295,13 @@ struct BlockRun {
 // Runs the block encoder directly (any mapping hint) as one member of a
 // team in the slice at base; returns the member's output size (the
 // payload is at base + layout.out once every member is done).
+// cap: the output's capacity (0: the encoder's bound).
 template <typename U, typename Team, typename Lanes>
 std::size_t run_member(DType dt, const Bytes& raw, std::size_t n, ModeHint hint, std::uint8_t* base,
-                       const Team& team, const Lanes& lanes) {
+                       const Team& team, const Lanes& lanes, std::size_t cap = 0) {
     const EncodeSliceLayout lay = encode_slice_layout(n, sizeof(U));
-    FixedEncodeEnv<Lanes> env{base, lay, n, sizeof(U), FixedOut{base + lay.out, block_encode_out_bound(n, sizeof(U))},
-                              lanes};
+    FixedEncodeEnv<Lanes> env{base, lay, n, sizeof(U),
+                              FixedOut{base + lay.out, cap ? cap : block_encode_out_bound(n, sizeof(U))}, lanes};
     const bool ok = BlockEncoder<U, FixedEncodeEnv<Lanes>, false, Team>(raw.data(), n, sign_flip(dt), env, team).run(hint);
     return ok ? env.payload.used : ~std::size_t{0};
 }
@@ -332,9 +326,11 @@ Bytes block_as_loop_team(DType dt, const Bytes& raw, std::size_t n, ModeHint hin
     return run.payload();
 }
 
-// A team of threads, the same two ways; the members must agree.
+// A team of threads, the same two ways; the members must agree. With a
+// cap (an output too small), every member must fail: returns no bytes.
 template <typename U>
-Bytes block_as_thread_team(DType dt, const Bytes& raw, std::size_t n, ModeHint hint, unsigned size) {
+Bytes block_as_thread_team(DType dt, const Bytes& raw, std::size_t n, ModeHint hint, unsigned size,
+                           std::size_t cap = 0) {
     BlockRun run(dt, raw, n);
     ThreadTeamState st(size);
     std::vector<std::size_t> result(size, 0);
@@ -342,14 +338,18 @@ Bytes block_as_thread_team(DType dt, const Bytes& raw, std::size_t n, ModeHint h
     for (unsigned r = 0; r < size; ++r)
         threads.emplace_back([&, r] {
             const ThreadTeam team{r, size, &st};
-            const ThreadEncodeLanes lanes{r, size, &st};
+            const ThreadEncodeLanes lanes{{r, size, &st}};
             if (hint != ModeHint::automatic)
-                result[r] = run_member<U>(dt, raw, n, hint, run.base, team, lanes);
+                result[r] = run_member<U>(dt, raw, n, hint, run.base, team, lanes, cap);
             else
                 result[r] = static_cast<std::size_t>(encode_batch_block_as<U>(run.batch, 0, run.base, team, lanes));
         });
     for (std::thread& t : threads) t.join();
     for (std::size_t v : result) REQUIRE(v == result[0]);
+    if (cap) {
+        CHECK(result[0] == ~std::size_t{0});
+        return {};
+    }
     if (hint != ModeHint::automatic) return payload_at(run, result[0], sizeof(U));
     REQUIRE(result[0] == static_cast<std::size_t>(MANS_OK));
     return run.payload();
@@ -429,5 +429,19 @@ TEST_CASE("a team of threads with a ballot encodes blocks as the CPU backend doe
         CHECK(by_mode[m] > 0);
     }
     CHECK(dictionary_won > 0);
+    // 32 rANS lanes: one per member of a warp, and a gfx9 wavefront of 64
+    // with members past the lanes.
+    const std::pair<ModeHint, unsigned> wide[] = {
+        {ModeHint::automatic, 32}, {ModeHint::token_delta, 64}, {ModeHint::adm, 32}};
+    for (const auto& [hint, size] : wide) {
+        const Bytes raw = generate(DType::u16, Dist::skewed, 20000, 5);
+        const Bytes cpu = block_on_cpu(DType::u16, raw, 20000, hint);
+        INFO("u16 n=20000 hint " << int(hint) << ", " << size << " threads");
+        CHECK((block_as_thread_team<std::uint16_t>(DType::u16, raw, 20000, hint, size) == cpu));
+        ++encodes;
+    }
+    // An output that fills: every member fails alike.
+    const Bytes raw = generate(DType::u32, Dist::skewed, 3000, 9);
+    block_as_thread_team<std::uint32_t>(DType::u32, raw, 3000, ModeHint::token_center, 32, 40);
     std::printf("  thread-team block encodes: %zu, all equal to the CPU backend's\n", encodes);
 }

@@ -82,6 +82,13 @@ struct WarpTeam {
         *p |= v;
 #endif
     }
+    // Device scope: the atomics were performed in L2, and the plain loads
+    // that follow must not hit lines an earlier load left in L1.
+    __host__ __device__ void fence_atomics() const {
+#ifdef MANS_GPU_DEVICE_PASS
+        __threadfence();
+#endif
+    }
 #endif
 };
 
@@ -103,28 +110,26 @@ struct WarpLanes {
 };
 
 #if MANS_GPU_ENCODE
-// The encoder's rANS lane loop with a warp: thread j runs lane j
-// (rans_encode_as_member, with the warp's ballot); the final states go
-// through the warp's shared words, so that every lane ends with the whole
-// result (the leader writes the header).
-struct WarpEncodeLanes {
+// The warp operations of the encoder's lane loop (MemberEncodeLanes,
+// mapping/block_batch.hpp, which the CPU tests run with threads).
+struct WarpOps {
     unsigned lane;
     std::uint64_t* area;  // the WarpTeam's
-
-    __host__ __device__ void operator()(RansEncodeArgs& a) const {
+    __host__ __device__ void sync() const {
 #ifdef MANS_GPU_DEVICE_PASS
-        mans_gpu_syncwarp();  // the tables were written by the leader
-        const MemberEncodeResult m = rans_encode_as_member(a, lane, [](bool p) { return mans_gpu_ballot(p); });
-        if (lane < a.layout.lanes) area[kTeamLaneValues + lane] = m.state;
-        mans_gpu_syncwarp();  // the words and the states are written
-        for (unsigned j = 0; j < a.layout.lanes; ++j) a.states[j] = static_cast<std::uint32_t>(area[kTeamLaneValues + j]);
-        a.words_first = m.words_first;
-        a.ok = true;
-#else
-        rans_encode_reference(a);
+        mans_gpu_syncwarp();
 #endif
     }
+    __host__ __device__ std::uint64_t ballot(bool p) const {
+#ifdef MANS_GPU_DEVICE_PASS
+        return mans_gpu_ballot(p);
+#else
+        return p;  // the host pass never runs a kernel
+#endif
+    }
+    __host__ __device__ std::uint64_t* shared() const { return area; }
 };
+using WarpEncodeLanes = MemberEncodeLanes<WarpOps>;
 #endif
 
 // One warp decodes one stream (the development self-test).
@@ -176,7 +181,7 @@ __global__ void encode_blocks_warp_per_block(mans_backend_encode_batch batch, st
     const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * kWarpsPerGroup + w;
     if (i >= count) return;  // the whole warp
     const std::int32_t status = encode_batch_block_as<U>(batch, first + i, scratch + i * slice,
-                                                         WarpTeam{lane, area[w]}, WarpEncodeLanes{lane, area[w]});
+                                                         WarpTeam{lane, area[w]}, WarpEncodeLanes{{lane, area[w]}});
     if (lane == 0) batch.status[first + i] = status;
 }
 
@@ -529,7 +534,7 @@ __global__ void chunk_encode_blocks(mans_backend_chunk_batch a, ChunkEncodeLayou
     const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * kWarpsPerGroup + w;
     if (i < count)
         encode_chunk_block<U>(a, l, first + i, a.temp + l.scratch + i * l.slice, WarpTeam{lane, area[w]},
-                              WarpEncodeLanes{lane, area[w]});
+                              WarpEncodeLanes{{lane, area[w]}});
 }
 __global__ void chunk_finish_encode(mans_backend_chunk_batch a, ChunkEncodeLayout l) {
     const std::uint64_t c = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;

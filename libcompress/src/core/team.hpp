@@ -24,6 +24,11 @@
 //   void or_word(std::uint32_t* p, std::uint32_t v) const
 //                                         *p |= v, likewise: raw-bit words
 //                                         that two ranks share
+//   void fence_atomics() const            called by every member after a
+//                                         phase with add/or_word, before
+//                                         plain loads of what they wrote
+//                                         (a GPU's atomics bypass the L1
+//                                         cache that those loads may hit)
 #pragma once
 
 #include <cstddef>
@@ -60,6 +65,7 @@ struct SoloTeam {
     MANS_HD std::uint64_t* shared() const { return nullptr; }
     MANS_HD void add(std::uint32_t* p, std::uint32_t v) const { *p += v; }
     MANS_HD void or_word(std::uint32_t* p, std::uint32_t v) const { *p |= v; }
+    MANS_HD void fence_atomics() const {}
 };
 
 // The items [begin, end) of n that rank r of `size` takes when a range is
@@ -141,6 +147,7 @@ struct LoopTeam {
     std::uint64_t* shared() const { return area; }
     void add(std::uint32_t* p, std::uint32_t v) const { *p += v; }
     void or_word(std::uint32_t* p, std::uint32_t v) const { *p |= v; }
+    void fence_atomics() const {}
 };
 
 }  // namespace mans::detail

@@ -155,6 +155,7 @@ MANS_HD_CALL bool encode_token_stream_into(const std::uint8_t* tokens, const Lan
             }
         }
     });
+    team.fence_atomics();  // the leader reads the histogram next
 
     const std::uint32_t chosen =
         static_cast<std::uint32_t>(team_single(team, [&] { return std::uint64_t{choose_stream_tables(w, b.enc)}; }));

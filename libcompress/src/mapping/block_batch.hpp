@@ -28,6 +28,27 @@ struct ReferenceEncodeLanes {
     MANS_HD void operator()(RansEncodeArgs& a) const { rans_encode_reference(a); }
 };
 
+// The encoder's rANS lane loop as every member of a warp runs it: member j
+// runs lane j (rans_encode_as_member), the final states go through the
+// team's shared words, and every member ends with the whole result (the
+// leader writes the header). Warp: lane, sync() (the warp barrier),
+// ballot(p) and shared() (the team's shared words). The GPU module
+// (WarpOps) and the CPU tests (threads with a barrier) run this same loop.
+template <typename Warp>
+struct MemberEncodeLanes {
+    Warp warp;
+    MANS_HD void operator()(RansEncodeArgs& a) const {
+        warp.sync();  // the tables were written by the leader
+        const MemberEncodeResult m = rans_encode_as_member(a, warp.lane, [this](bool p) { return warp.ballot(p); });
+        std::uint64_t* states = warp.shared() + kTeamLaneValues;
+        if (warp.lane < a.layout.lanes) states[warp.lane] = m.state;
+        warp.sync();  // the words and the states are written
+        for (unsigned j = 0; j < a.layout.lanes; ++j) a.states[j] = static_cast<std::uint32_t>(states[j]);
+        a.words_first = m.words_first;
+        a.ok = true;
+    }
+};
+
 // Elements of block b of a batch.
 template <typename Batch>
 MANS_HD std::uint64_t batch_block_elems(const Batch& batch, std::uint64_t b) {

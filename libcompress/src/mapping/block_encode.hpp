@@ -545,6 +545,7 @@ private:
         if constexpr (E::B <= 16) {
             map = env_.value_map(std::size_t{1} << E::B);
             if (!map) return fail(), false;
+            team_zero(team_, reinterpret_cast<std::uint8_t*>(map), (std::size_t{1} << E::B) * sizeof(std::uint32_t));
         }
         // The dictionary and the indices (dict_size_ 0: too many values).
         leader_decides([&] {
@@ -553,7 +554,6 @@ private:
             if constexpr (E::B <= 16) {
                 // Counting: a map over the whole 16-bit value space.
                 const std::size_t values = std::size_t{1} << E::B;
-                hd_memset(map, 0, values * sizeof(std::uint32_t));
                 for (std::size_t i = 0; i < n_; ++i) map[load_biased<U>(x_, i, flip_)] = 1;
                 for (std::uint32_t v = 0; v < values; ++v)
                     if (map[v]) map[v] = static_cast<std::uint32_t>(size), dict[size++] = v;

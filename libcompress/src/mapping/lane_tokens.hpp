@@ -128,6 +128,7 @@ MANS_HD std::size_t tokenize_lanes(const Team& team, const LaneLayout& lay, std:
         for (std::uint64_t j = mine.begin; j < mine.end; ++j) lane(static_cast<unsigned>(j), sink);
         sink.finish();
     });
+    team.fence_atomics();  // the section is copied out next
     return static_cast<std::size_t>((total + 7) / 8);
 }
 
