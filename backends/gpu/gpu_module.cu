@@ -155,17 +155,29 @@ __global__ void rans_decode_warp(const std::uint32_t* table, const std::uint32_t
 // with its part of the group's shared memory as its team's shared words.
 constexpr unsigned kWarpsPerGroup = 4;
 
+// This thread's place in such a launch: its lane, the item (block) of the
+// launch its warp codes, and the warp's team. `area` is the group's shared
+// array, declared in the kernel.
+struct WarpSlot {
+    unsigned lane;
+    std::uint64_t item;
+    WarpTeam team;
+};
+__device__ WarpSlot warp_slot(std::uint64_t (*area)[kTeamSharedWords]) {
+    const unsigned w = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+    return {lane, static_cast<std::uint64_t>(blockIdx.x) * kWarpsPerGroup + w, WarpTeam{lane, area[w]}};
+}
+
 // Warp w of the launch decodes block first + w of the batch, with its own
 // scratch slice.
 __global__ void decode_blocks_warp_per_block(mans_backend_block_batch batch, std::uint64_t first,
                                              std::uint64_t count, std::uint8_t* scratch, std::size_t slice) {
     __shared__ std::uint64_t area[kWarpsPerGroup][kTeamSharedWords];
-    const unsigned w = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
-    const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * kWarpsPerGroup + w;
-    if (i >= count) return;  // the whole warp
+    const WarpSlot s = warp_slot(area);
+    if (s.item >= count) return;  // the whole warp
     const std::int32_t status =
-        decode_batch_block(batch, first + i, scratch + i * slice, WarpTeam{lane, area[w]}, WarpLanes{lane});
-    if (lane == 0) batch.status[first + i] = status;
+        decode_batch_block(batch, first + s.item, scratch + s.item * slice, s.team, WarpLanes{s.lane});
+    if (s.lane == 0) batch.status[first + s.item] = status;
 }
 
 #if MANS_GPU_ENCODE
@@ -177,12 +189,11 @@ template <typename U>
 __global__ void encode_blocks_warp_per_block(mans_backend_encode_batch batch, std::uint64_t first,
                                              std::uint64_t count, std::uint8_t* scratch, std::size_t slice) {
     __shared__ std::uint64_t area[kWarpsPerGroup][kTeamSharedWords];
-    const unsigned w = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
-    const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * kWarpsPerGroup + w;
-    if (i >= count) return;  // the whole warp
-    const std::int32_t status = encode_batch_block_as<U>(batch, first + i, scratch + i * slice,
-                                                         WarpTeam{lane, area[w]}, WarpEncodeLanes{{lane, area[w]}});
-    if (lane == 0) batch.status[first + i] = status;
+    const WarpSlot s = warp_slot(area);
+    if (s.item >= count) return;  // the whole warp
+    const std::int32_t status = encode_batch_block_as<U>(batch, first + s.item, scratch + s.item * slice, s.team,
+                                                         WarpEncodeLanes{{s.lane, s.team.area}});
+    if (s.lane == 0) batch.status[first + s.item] = status;
 }
 
 using EncodeKernel = void (*)(mans_backend_encode_batch, std::uint64_t, std::uint64_t, std::uint8_t*, std::size_t);
@@ -471,10 +482,9 @@ __global__ void chunk_index_blocks(mans_backend_chunk_batch a, ChunkDecodeLayout
 __global__ void chunk_decode_blocks(mans_backend_chunk_batch a, ChunkDecodeLayout l, std::uint64_t first,
                                     std::uint64_t count) {
     __shared__ std::uint64_t area[kWarpsPerGroup][kTeamSharedWords];
-    const unsigned w = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
-    const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * kWarpsPerGroup + w;
-    if (i < count)
-        decode_chunk_block(a, l, first + i, a.temp + l.scratch + i * l.slice, WarpTeam{lane, area[w]}, WarpLanes{lane});
+    const WarpSlot s = warp_slot(area);
+    if (s.item < count)
+        decode_chunk_block(a, l, first + s.item, a.temp + l.scratch + s.item * l.slice, s.team, WarpLanes{s.lane});
 }
 __global__ void chunk_finish_decode(mans_backend_chunk_batch a, ChunkDecodeLayout l) {
     const std::uint64_t c = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -530,11 +540,10 @@ template <typename U>
 __global__ void chunk_encode_blocks(mans_backend_chunk_batch a, ChunkEncodeLayout l, std::uint64_t first,
                                     std::uint64_t count) {
     __shared__ std::uint64_t area[kWarpsPerGroup][kTeamSharedWords];
-    const unsigned w = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
-    const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * kWarpsPerGroup + w;
-    if (i < count)
-        encode_chunk_block<U>(a, l, first + i, a.temp + l.scratch + i * l.slice, WarpTeam{lane, area[w]},
-                              WarpEncodeLanes{{lane, area[w]}});
+    const WarpSlot s = warp_slot(area);
+    if (s.item < count)
+        encode_chunk_block<U>(a, l, first + s.item, a.temp + l.scratch + s.item * l.slice, s.team,
+                              WarpEncodeLanes{{s.lane, s.team.area}});
 }
 __global__ void chunk_finish_encode(mans_backend_chunk_batch a, ChunkEncodeLayout l) {
     const std::uint64_t c = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
