@@ -1,7 +1,7 @@
 // team.hpp - the threads that code one block together.
 //
-// The block decoder (mapping/block_decode.hpp) and the token stream encoder
-// (entropy/token_stream_encode.hpp) run as a team: on a GPU the
+// The block decoder (mapping/block_decode.hpp) and the block encoder
+// (mapping/block_encode.hpp, with its token streams) run as a team: on a GPU the
 // lanes of one warp (WarpTeam, backends/gpu), on a CPU one thread
 // (SoloTeam), and in the tests a loop over ranks that plays a warp phase by
 // phase (LoopTeam). Every member runs the same code on the same bytes, so

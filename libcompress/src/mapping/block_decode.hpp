@@ -103,7 +103,7 @@ MANS_HD bool team_raw_bit_lanes(const Team& team, const LaneLayout& lay, const s
     });
 }
 
-// Inverse of tokenize_hybrid (hybrid_tokens.hpp). A team member decodes
+// Inverse of tokenize_hybrid_lane (hybrid_tokens.hpp). A team member decodes
 // whole lanes, from the raw bits of the lanes before its first one, which a
 // first pass sums from the tokens (a token says how many raw bits follow).
 template <typename U, Predictor kPred, typename Team>
