@@ -14,6 +14,22 @@ namespace mans_test {
 
 using Bytes = std::vector<std::uint8_t>;
 
+// True in AddressSanitizer builds (GCC defines __SANITIZE_ADDRESS__, clang
+// answers __has_feature). The exhaustive damage sweeps then sample the long
+// parts of an archive more sparsely: each try costs about 10x more there, and
+// the Release build runs the full sweep.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAddressSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kAddressSanitized = true;
+#else
+inline constexpr bool kAddressSanitized = false;
+#endif
+#else
+inline constexpr bool kAddressSanitized = false;
+#endif
+
 inline constexpr mans::DType kAllDTypes[] = {mans::DType::u8,  mans::DType::u16, mans::DType::u32,
                                              mans::DType::u64, mans::DType::i16, mans::DType::i32,
                                              mans::DType::i64};
