@@ -2,7 +2,7 @@
 # Builds the fuzz targets with clang + libFuzzer + ASan/UBSan into BUILD_DIR
 # (default build-fuzz) and runs each, one at a time, from the generated seeds,
 # the regression inputs and (fuzz_decompress) the golden vectors. Default (CI):
-# a fixed seed and a fixed number of runs per target (about 60 s each here),
+# a fixed seed and a fixed number of runs per target (25-50 s each here),
 # so CI runs try nearly the same inputs (not bit for bit: libFuzzer reached
 # cov 865-869 in three such runs of fuzz_decompress) and a failure leaves its
 # reproducer.
@@ -19,14 +19,14 @@ seconds="${MANS_FUZZ_SECONDS:-}"
 
 # One line per target (binary fuzz_NAME): name, CI runs with seed 1, maximum
 # input length, extra corpus folders (relative to the repository). The run
-# counts give about 60 s per target on this 2-core machine (measured, see
+# counts give 25-50 s per target on this 2-core machine (measured, see
 # docs/TESTING.md). A new target is one more line here.
 targets=(
-  "decompress 420000 65536 tests/golden"
-  "block      280000 65536"
-  "roundtrip    4800  8192"   # each run compresses twice and decompresses
-  "prism       35000 65536"
-  "h5filter     2000 65536"   # the HDF5 filter callback (built with HDF5); PRISM encodes + decodes
+  "decompress 250000 65536 tests/golden"
+  "block      170000 65536"
+  "roundtrip    2900  8192"   # each run compresses twice and decompresses
+  "prism       21000 65536"
+  "h5filter     1200 65536"   # the HDF5 filter callback (built with HDF5); PRISM encodes + decodes
 )
 selected="${MANS_FUZZ_TARGETS:-}"
 
