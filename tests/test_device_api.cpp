@@ -331,6 +331,58 @@ TEST_CASE("device API: the lowest failing block decides, as on the CPU", "[.][di
     REQUIRE(dec.data[2] == raw);
 }
 
+TEST_CASE("device API: hundreds of chunks, failed and empty ones at the list tiles' edges, few blocks in flight",
+          "[.][dispatch_chunks]") {
+    // The blocks to decode are listed by a scan over the chunks in tiles of
+    // kListTileChunks; chunks that fail or have no blocks count 0. Chunks
+    // at a tile's first and last place fail, are empty or are long.
+    Device d;
+    constexpr std::size_t kTile = mans::detail::kListTileChunks;
+    const std::size_t count = 3 * kTile + 5;
+    std::vector<Bytes> raws, streams;
+    std::vector<mans_status> expect;
+    for (std::size_t c = 0; c < count; ++c) {
+        const std::size_t n = c % 7 == 3 ? 0 : 1 + (c * 997) % 9000;  // 0 to 5 blocks of 2048 u16
+        raws.push_back(mans_test::generate_mixed(mans::DType::u16, n, 2048, 300 + c));
+        Bytes s = cpu_stream(raws.back(), mans::DType::u16, 4096);
+        const std::size_t at = c % kTile;
+        if ((at == 0 || at == kTile - 1) && c % 3 == 0) s.resize(s.size() / 2);                 // fails to parse
+        if ((at == 1 || at == kTile - 2) && s.size() > 200) s[s.size() - 7] ^= 0x20;          // a bad block
+        streams.push_back(s);
+        expect.push_back(cpu_decode_status(s, 9000 * 2));
+    }
+    std::size_t failed = 0, empty = 0;
+    for (std::size_t c = 0; c < count; ++c) failed += expect[c] != MANS_OK, empty += raws[c].empty();
+    REQUIRE(failed >= 6);
+    REQUIRE(empty >= 20);
+    const mans::detail::ChunkDecodeLayout l = mans::detail::chunk_decode_layout(count, 9000 * 2, 4096, 0);
+    REQUIRE(l.list_tiles == 4);
+    for (std::size_t k : {std::size_t{1}, std::size_t{5}, std::size_t{0}}) {  // 0: the temp the query gives
+        INFO((k ? std::to_string(k) : std::string("the query's")) << " blocks in flight");
+        const Decompressed dec = device_decompress(d.dev, streams, 9000 * 2, 4096, k ? l.total + k * l.slice : 0);
+        REQUIRE(dec.call == MANS_OK);
+        for (std::size_t c = 0; c < count; ++c) {
+            INFO("chunk " << c);
+            REQUIRE(dec.statuses[c] == expect[c]);
+            if (expect[c] == MANS_OK) {
+                REQUIRE(dec.out_bytes[c] == raws[c].size());
+                REQUIRE(dec.data[c] == raws[c]);
+            }
+        }
+    }
+    // Compressing them all at once, a few blocks in flight: the CPU's streams.
+    const mans::detail::ChunkEncodeLayout el = mans::detail::chunk_encode_layout(2, 2048, count, 9000 * 2, 0);
+    for (std::size_t k : {std::size_t{1}, std::size_t{7}}) {
+        const Compressed comp = device_compress(d.dev, mans::DType::u16, 4096, raws, 9000 * 2, 0, el.total + k * el.slice);
+        REQUIRE(comp.call == MANS_OK);
+        for (std::size_t c = 0; c < count; ++c) {
+            INFO(k << " blocks in flight, chunk " << c);
+            REQUIRE(comp.statuses[c] == MANS_OK);
+            REQUIRE(comp.streams[c] == cpu_stream(raws[c], mans::DType::u16, 4096));
+        }
+    }
+}
+
 TEST_CASE("device API: streams beyond what the temp was sized for are refused, valid small ones are not",
           "[.][dispatch_chunks]") {
     Device d;

@@ -475,16 +475,29 @@ __global__ void chunk_parse(mans_backend_chunk_batch a, ChunkDecodeLayout l) {
     const std::uint64_t c = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (c < a.chunks) parse_chunk(a, l, c);
 }
-__global__ void chunk_index_blocks(mans_backend_chunk_batch a, ChunkDecodeLayout l) {
-    if (blockIdx.x == 0 && threadIdx.x == 0) index_chunk_blocks(a, l);
+// The scan that lists the blocks to decode (chunk_batch.hpp steps 1b-1e).
+__global__ void chunk_sum_list_tiles(mans_backend_chunk_batch a, ChunkDecodeLayout l) {
+    const std::uint64_t t = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (t < l.list_tiles) sum_list_tile(a, l, t);
 }
-// One warp per listed block, as decode_blocks_warp_per_block.
-__global__ void chunk_decode_blocks(mans_backend_chunk_batch a, ChunkDecodeLayout l, std::uint64_t first,
-                                    std::uint64_t count) {
+__global__ void chunk_scan_list_tiles(mans_backend_chunk_batch a, ChunkDecodeLayout l) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) scan_list_tiles(a, l);
+}
+__global__ void chunk_first_blocks(mans_backend_chunk_batch a, ChunkDecodeLayout l) {
+    const std::uint64_t c = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (c < a.chunks) first_chunk_block(a, l, c);
+}
+__global__ void chunk_list_blocks(mans_backend_chunk_batch a, ChunkDecodeLayout l) {
+    const std::uint64_t g = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (g < l.total_blocks) list_chunk_block(a, l, g);
+}
+// wave_blocks warps, warp w decoding listed blocks w, w + wave_blocks, ...
+// (the count is on the device) with its scratch slice, as
+// decode_blocks_warp_per_block decodes one.
+__global__ void chunk_decode_blocks(mans_backend_chunk_batch a, ChunkDecodeLayout l) {
     __shared__ std::uint64_t area[kWarpsPerGroup][kTeamSharedWords];
     const WarpSlot s = warp_slot(area);
-    if (s.item < count)
-        decode_chunk_block(a, l, first + s.item, a.temp + l.scratch + s.item * l.slice, s.team, WarpLanes{s.lane});
+    if (s.item < l.wave_blocks) decode_chunk_blocks_strided(a, l, s.item, s.team, WarpLanes{s.lane});
 }
 __global__ void chunk_finish_decode(mans_backend_chunk_batch a, ChunkDecodeLayout l) {
     const std::uint64_t c = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -509,7 +522,7 @@ int chunk_decode(const mans_backend_chunk_batch* a, mans_backend_probe_result* e
         return -1;
     }
     const ChunkDecodeLayout l = chunk_decode_layout(a->chunks, a->out_capacity, a->max_block_bytes, wave);
-    if (!grid_fits(a->chunks) || !grid_fits(wave, kWarpsPerGroup)) {
+    if (!grid_fits(a->chunks) || !grid_fits(l.total_blocks) || !grid_fits(wave, kWarpsPerGroup)) {
         if (err) std::snprintf(err->text, sizeof err->text, "chunk batch too large for one grid");
         return -1;
     }
@@ -520,13 +533,13 @@ int chunk_decode(const mans_backend_chunk_batch* a, mans_backend_probe_result* e
         e = mans::gpu::last_error();
     }
     if (e == mans::gpu::kSuccess) {
-        chunk_index_blocks<<<1, 1, 0, stream>>>(*a, l);
+        chunk_sum_list_tiles<<<groups_for(l.list_tiles), kThreadsPerGroup, 0, stream>>>(*a, l);
+        chunk_scan_list_tiles<<<1, 1, 0, stream>>>(*a, l);
+        chunk_first_blocks<<<groups_for(a->chunks), kThreadsPerGroup, 0, stream>>>(*a, l);
+        chunk_list_blocks<<<groups_for(l.total_blocks), kThreadsPerGroup, 0, stream>>>(*a, l);
+        chunk_decode_blocks<<<warp_groups_for(wave), kWarpsPerGroup * kWarp, 0, stream>>>(*a, l);
         e = mans::gpu::last_error();
     }
-    if (e == mans::gpu::kSuccess)
-        e = launch_in_waves(l.total_blocks, wave, [&](std::uint64_t first, std::uint64_t count) {
-            chunk_decode_blocks<<<warp_groups_for(count), kWarpsPerGroup * kWarp, 0, stream>>>(*a, l, first, count);
-        });
     if (e == mans::gpu::kSuccess) {
         chunk_finish_decode<<<groups_for(a->chunks), kThreadsPerGroup, 0, stream>>>(*a, l);
         e = mans::gpu::last_error();
@@ -535,15 +548,14 @@ int chunk_decode(const mans_backend_chunk_batch* a, mans_backend_probe_result* e
 }
 #if MANS_GPU_ENCODE
 
-// One warp per block, as encode_blocks_warp_per_block.
+// wave_blocks warps, warp w encoding blocks w, w + wave_blocks, ... with
+// its scratch slice, as encode_blocks_warp_per_block encodes one.
 template <typename U>
-__global__ void chunk_encode_blocks(mans_backend_chunk_batch a, ChunkEncodeLayout l, std::uint64_t first,
-                                    std::uint64_t count) {
+__global__ void chunk_encode_blocks(mans_backend_chunk_batch a, ChunkEncodeLayout l) {
     __shared__ std::uint64_t area[kWarpsPerGroup][kTeamSharedWords];
     const WarpSlot s = warp_slot(area);
-    if (s.item < count)
-        encode_chunk_block<U>(a, l, first + s.item, a.temp + l.scratch + s.item * l.slice, s.team,
-                              WarpEncodeLanes{{s.lane, s.team.area}});
+    if (s.item < l.wave_blocks)
+        encode_chunk_blocks_strided<U>(a, l, s.item, s.team, WarpEncodeLanes{{s.lane, s.team.area}});
 }
 __global__ void chunk_finish_encode(mans_backend_chunk_batch a, ChunkEncodeLayout l) {
     const std::uint64_t c = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -553,7 +565,7 @@ __global__ void chunk_place_blocks(mans_backend_chunk_batch a, ChunkEncodeLayout
     const std::uint64_t g = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (g < l.total_blocks) place_chunk_block(a, l, g);
 }
-using ChunkEncodeKernel = void (*)(mans_backend_chunk_batch, ChunkEncodeLayout, std::uint64_t, std::uint64_t);
+using ChunkEncodeKernel = void (*)(mans_backend_chunk_batch, ChunkEncodeLayout);
 ChunkEncodeKernel chunk_encode_kernel_for(unsigned esize) {
     switch (esize) {
         case 1: return chunk_encode_blocks<std::uint8_t>;
@@ -577,10 +589,10 @@ int chunk_encode(const mans_backend_chunk_batch* a, mans_backend_probe_result* e
     const auto stream = static_cast<mans::gpu::Stream>(a->stream);
     const ChunkEncodeKernel kernel = chunk_encode_kernel_for(esize);
     mans::gpu::Error e = mans::gpu::raise_stack_limit(stack_for(kernel, kEncodeStackBytes));
-    if (e == mans::gpu::kSuccess)
-        e = launch_in_waves(l.total_blocks, wave, [&](std::uint64_t first, std::uint64_t count) {
-            kernel<<<warp_groups_for(count), kWarpsPerGroup * kWarp, 0, stream>>>(*a, l, first, count);
-        });
+    if (e == mans::gpu::kSuccess && l.total_blocks) {
+        kernel<<<warp_groups_for(wave), kWarpsPerGroup * kWarp, 0, stream>>>(*a, l);
+        e = mans::gpu::last_error();
+    }
     if (e == mans::gpu::kSuccess) {
         chunk_finish_encode<<<groups_for(a->chunks), kThreadsPerGroup, 0, stream>>>(*a, l);
         e = mans::gpu::last_error();

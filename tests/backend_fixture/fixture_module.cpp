@@ -95,17 +95,16 @@ int encode_blocks(const mans_backend_encode_batch* batch, mans_backend_probe_res
 #endif
 
 // The device-memory API's steps (mapping/chunk_batch.hpp) as the kernels
-// run them: waves of blocks through the temp's scratch slices, each slice
-// filled with garbage first; "device pointers" are host pointers here.
-// fn(g, slice) for blocks g in [0, total) in waves of `wave`, each block of
-// a wave with its own slice of the temp's scratch (as one kernel launch).
+// run them: wave_blocks teams, each coding every wave_blocks-th block with
+// its own scratch slice (filled with garbage first, then holding what the
+// team's previous block left), the teams in reverse order so that no
+// result depends on the order of blocks; "device pointers" are host
+// pointers here.
 template <typename Fn>
-void in_waves(std::uint64_t total, std::uint64_t wave, std::uint8_t* scratch, std::size_t slice, Fn&& fn) {
-    for (std::uint64_t first = 0; first < total; first += wave)
-        for (std::uint64_t i = 0; i < wave && first + i < total; ++i) {
-            std::memset(scratch + i * slice, 0xA5, slice);
-            fn(first + i, scratch + i * slice);
-        }
+void each_team(std::uint64_t wave, std::uint8_t* scratch, std::size_t slice, Fn&& fn) {
+    std::uint64_t area[mans::detail::kTeamSharedWords];
+    std::memset(scratch, 0xA5, static_cast<std::size_t>(wave) * slice);
+    for (std::uint64_t item = wave; item-- > 0;) fn(item, warp_team(item, area));
 }
 #ifndef FIXTURE_NO_COMPRESS
 int chunk_encode(const mans_backend_chunk_batch* a, mans_backend_probe_result*) {
@@ -116,9 +115,8 @@ int chunk_encode(const mans_backend_chunk_batch* a, mans_backend_probe_result*) 
     const std::uint64_t wave = d::chunk_encode_wave(esize, *a);
     const d::ChunkEncodeLayout l = d::chunk_encode_layout(esize, a->block_elems, a->chunks, a->max_in_bytes, wave);
     if (l.total_blocks && wave == 0) return -1;
-    std::uint64_t area[d::kTeamSharedWords];
-    in_waves(l.total_blocks, wave, a->temp + l.scratch, l.slice, [&](std::uint64_t g, std::uint8_t* slice) {
-        d::encode_chunk_block_any(*a, l, g, slice, warp_team(g, area));
+    each_team(wave, a->temp + l.scratch, l.slice, [&](std::uint64_t item, const d::LoopTeam& team) {
+        d::encode_chunk_blocks_strided_any(*a, l, item, team);
     });
     for (std::uint64_t c = 0; c < a->chunks; ++c) d::finish_chunk_encode(*a, l, c);
     for (std::uint64_t g = 0; g < l.total_blocks; ++g) d::place_chunk_block(*a, l, g);
@@ -132,11 +130,15 @@ int chunk_decode(const mans_backend_chunk_batch* a, mans_backend_probe_result*) 
     const std::uint64_t wave = d::chunk_decode_wave(*a);
     const d::ChunkDecodeLayout l = d::chunk_decode_layout(a->chunks, a->out_capacity, a->max_block_bytes, wave);
     if (wave == 0) return -1;
-    for (std::uint64_t c = 0; c < a->chunks; ++c) d::parse_chunk(*a, l, c);
-    d::index_chunk_blocks(*a, l);
-    std::uint64_t area[d::kTeamSharedWords];
-    in_waves(l.total_blocks, wave, a->temp + l.scratch, l.slice, [&](std::uint64_t g, std::uint8_t* slice) {
-        d::decode_chunk_block(*a, l, g, slice, warp_team(g, area));
+    // Each step's threads in reverse order too: a step must not read what
+    // another thread of the same step writes.
+    for (std::uint64_t c = a->chunks; c-- > 0;) d::parse_chunk(*a, l, c);
+    for (std::uint64_t t = l.list_tiles; t-- > 0;) d::sum_list_tile(*a, l, t);
+    d::scan_list_tiles(*a, l);
+    for (std::uint64_t c = a->chunks; c-- > 0;) d::first_chunk_block(*a, l, c);
+    for (std::uint64_t g = l.total_blocks; g-- > 0;) d::list_chunk_block(*a, l, g);
+    each_team(wave, a->temp + l.scratch, l.slice, [&](std::uint64_t item, const d::LoopTeam& team) {
+        d::decode_chunk_blocks_strided(*a, l, item, team);
     });
     for (std::uint64_t c = 0; c < a->chunks; ++c) d::finish_chunk_decode(*a, l, c);
     return 0;

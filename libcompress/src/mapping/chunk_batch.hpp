@@ -14,12 +14,23 @@
 //      behind the prefix.
 // Decompression:
 //   1. parse_chunk         for every chunk: the frame checked as the CPU
-//      checks it (frame_hd.hpp), offsets and checksums into temp;
-//   1b. index_chunk_blocks (one thread): the real blocks, listed;
+//      checks it (frame_hd.hpp), offsets and checksums into temp, and its
+//      block count (0 when it failed);
+//   1b-1e. the real blocks listed in chunk order, by an exclusive scan of
+//      the block counts in tiles of kListTileChunks chunks (so that no
+//      thread walks every chunk): sum_list_tile for every tile,
+//      scan_list_tiles (one thread, one add per tile), first_chunk_block
+//      for every chunk, list_chunk_block for every (chunk, block);
 //   2. decode_chunk_block  for every listed block: decoded into the output
 //      and its checksum verified;
 //   3. finish_chunk_decode for every chunk: the lowest failing block's
 //      status, as the CPU reports it.
+// Steps 1 of compression and 2 of decompression run on a fixed number of
+// teams (wave_blocks, the scratch slices the temp holds), each coding
+// blocks item, item + wave_blocks, ... with its own slice
+// (encode_chunk_blocks_strided, decode_chunk_blocks_strided): one launch
+// whatever the batch, and the host never needs to know how many blocks the
+// streams to decode have.
 // The streams are the CPU's bytes (one shape-less stream per chunk, as
 // mans_compress writes without dims), and each result the CPU's status.
 #pragma once
@@ -177,16 +188,27 @@ MANS_HD void encode_chunk_block(const mans_backend_chunk_batch& a, const ChunkEn
     reinterpret_cast<std::uint32_t*>(a.temp + l.checksums)[g] = HdChecksum32{}(src, static_cast<std::size_t>(len * esize));
 }
 
-// encode_chunk_block for the batch's dtype (the host stand-in calls this;
-// the kernels are one per element type).
+// Step 1 for team `item` of wave_blocks: blocks item, item + wave_blocks,
+// ..., each with the team's scratch slice.
+template <typename U, typename Team = SoloTeam, typename Lanes = ReferenceEncodeLanes>
+MANS_HD void encode_chunk_blocks_strided(const mans_backend_chunk_batch& a, const ChunkEncodeLayout& l,
+                                         std::uint64_t item, const Team& team = Team{},
+                                         const Lanes& lanes = Lanes{}) {
+    std::uint8_t* scratch = a.temp + l.scratch + item * l.slice;
+    for (std::uint64_t g = item; g < l.total_blocks; g += l.wave_blocks)
+        encode_chunk_block<U>(a, l, g, scratch, team, lanes);
+}
+
+// encode_chunk_blocks_strided for the batch's dtype (the host stand-in
+// calls this; the kernels are one per element type).
 template <typename Team = SoloTeam>
-MANS_HD void encode_chunk_block_any(const mans_backend_chunk_batch& a, const ChunkEncodeLayout& l, std::uint64_t g,
-                                    std::uint8_t* scratch, const Team& team = Team{}) {
+MANS_HD void encode_chunk_blocks_strided_any(const mans_backend_chunk_batch& a, const ChunkEncodeLayout& l,
+                                             std::uint64_t item, const Team& team = Team{}) {
     switch (elem_bytes(static_cast<DType>(a.dtype))) {
-        case 1: return encode_chunk_block<std::uint8_t>(a, l, g, scratch, team);
-        case 2: return encode_chunk_block<std::uint16_t>(a, l, g, scratch, team);
-        case 4: return encode_chunk_block<std::uint32_t>(a, l, g, scratch, team);
-        case 8: return encode_chunk_block<std::uint64_t>(a, l, g, scratch, team);
+        case 1: return encode_chunk_blocks_strided<std::uint8_t>(a, l, item, team);
+        case 2: return encode_chunk_blocks_strided<std::uint16_t>(a, l, item, team);
+        case 4: return encode_chunk_blocks_strided<std::uint32_t>(a, l, item, team);
+        case 8: return encode_chunk_blocks_strided<std::uint64_t>(a, l, item, team);
     }
 }
 
@@ -248,9 +270,13 @@ MANS_HD void place_chunk_block(const mans_backend_chunk_batch& a, const ChunkEnc
 // The blocks are decoded by compact index (index_chunk_blocks lists the
 // real ones), so the scratch need only cover the blocks in flight.
 struct ChunkDecodeLayout {
-    std::uint64_t per_chunk, total_blocks, slice, max_n, wave_blocks;
-    std::size_t headers, offsets, payload_bytes, checksums, block_status, block_slots, real_blocks, scratch, total;
+    std::uint64_t per_chunk, total_blocks, slice, max_n, wave_blocks, list_tiles;
+    std::size_t headers, offsets, payload_bytes, checksums, block_status, block_slots, chunk_blocks, chunk_first,
+        tile_bases, real_blocks, scratch, total;
 };
+
+// Chunks per tile of the scan that lists the blocks to decode.
+inline constexpr std::uint64_t kListTileChunks = 64;
 
 MANS_HD ChunkDecodeLayout chunk_decode_layout(std::uint64_t chunks, std::uint64_t out_capacity,
                                               std::uint64_t max_block_bytes, std::uint64_t wave_blocks) {
@@ -270,6 +296,10 @@ MANS_HD ChunkDecodeLayout chunk_decode_layout(std::uint64_t chunks, std::uint64_
     l.checksums = t.take(l.total_blocks, 4);
     l.block_status = t.take(l.total_blocks, 4);
     l.block_slots = t.take(l.total_blocks, 8);
+    l.list_tiles = ceil_div_u64(chunks, kListTileChunks);
+    l.chunk_blocks = t.take(chunks, 8);
+    l.chunk_first = t.take(chunks, 8);
+    l.tile_bases = t.take(l.list_tiles, 8);
     l.real_blocks = t.take(1, 8);
     l.scratch = t.take(l.wave_blocks, l.slice);
     if (t.overflow) return ChunkDecodeLayout{};
@@ -328,21 +358,56 @@ MANS_HD void parse_chunk(const mans_backend_chunk_batch& a, const ChunkDecodeLay
         e = Errc::invalid_argument;
     if (e == Errc::dst_too_small) a.out_bytes[c] = raw;
     a.statuses[c] = static_cast<std::int32_t>(e);
+    reinterpret_cast<std::uint64_t*>(a.temp + l.chunk_blocks)[c] = e == Errc::ok ? h.block_count() : 0;  // <= per_chunk
 }
 
-// Between steps 1 and 2, one thread: lists the slots (c * per_chunk + b) of
-// the blocks of the chunks that parsed, so that step 2 runs on real blocks
-// only (a serial pass: one add per block).
-MANS_HD void index_chunk_blocks(const mans_backend_chunk_batch& a, const ChunkDecodeLayout& l) {
-    std::uint64_t* slots = reinterpret_cast<std::uint64_t*>(a.temp + l.block_slots);
-    const FrameHeader* headers = reinterpret_cast<const FrameHeader*>(a.temp + l.headers);
-    std::uint64_t k = 0;
-    for (std::uint64_t c = 0; c < a.chunks; ++c) {
-        if (a.statuses[c] != MANS_OK) continue;
-        const std::uint64_t nblocks = headers[c].block_count();  // <= per_chunk (parse_chunk)
-        for (std::uint64_t b = 0; b < nblocks; ++b) slots[k++] = c * l.per_chunk + b;
+// Steps 1b-1e list the slots (c * per_chunk + b) of the blocks of the
+// chunks that parsed, in chunk order, so that step 2 runs on real blocks
+// only. Block counts of chunk c are chunk_blocks[c] (0 for a failed chunk).
+
+// Step 1b for tile t: the blocks of its chunks.
+MANS_HD void sum_list_tile(const mans_backend_chunk_batch& a, const ChunkDecodeLayout& l, std::uint64_t t) {
+    const std::uint64_t* counts = reinterpret_cast<const std::uint64_t*>(a.temp + l.chunk_blocks);
+    const std::uint64_t c1 = (t + 1) * kListTileChunks < a.chunks ? (t + 1) * kListTileChunks : a.chunks;
+    std::uint64_t sum = 0;
+    for (std::uint64_t c = t * kListTileChunks; c < c1; ++c) sum += counts[c];
+    reinterpret_cast<std::uint64_t*>(a.temp + l.tile_bases)[t] = sum;
+}
+
+// Step 1c, one thread: each tile's sum becomes the blocks before the tile;
+// the total is the number of real blocks.
+MANS_HD void scan_list_tiles(const mans_backend_chunk_batch& a, const ChunkDecodeLayout& l) {
+    std::uint64_t* bases = reinterpret_cast<std::uint64_t*>(a.temp + l.tile_bases);
+    std::uint64_t total = 0;
+    for (std::uint64_t t = 0; t < l.list_tiles; ++t) {
+        const std::uint64_t sum = bases[t];
+        bases[t] = total;
+        total += sum;
     }
-    *reinterpret_cast<std::uint64_t*>(a.temp + l.real_blocks) = k;
+    *reinterpret_cast<std::uint64_t*>(a.temp + l.real_blocks) = total;
+}
+
+// Step 1d for chunk c: the list position of its first block.
+MANS_HD void first_chunk_block(const mans_backend_chunk_batch& a, const ChunkDecodeLayout& l, std::uint64_t c) {
+    const std::uint64_t* counts = reinterpret_cast<const std::uint64_t*>(a.temp + l.chunk_blocks);
+    const std::uint64_t t = c / kListTileChunks;
+    std::uint64_t first = reinterpret_cast<const std::uint64_t*>(a.temp + l.tile_bases)[t];
+    for (std::uint64_t k = t * kListTileChunks; k < c; ++k) first += counts[k];
+    reinterpret_cast<std::uint64_t*>(a.temp + l.chunk_first)[c] = first;
+}
+
+// Step 1e for slot g (chunk g / per_chunk, block g % per_chunk): listed
+// when the chunk has that block.
+MANS_HD void list_chunk_block(const mans_backend_chunk_batch& a, const ChunkDecodeLayout& l, std::uint64_t g) {
+    const std::uint64_t c = g / l.per_chunk, b = g % l.per_chunk;
+    if (b >= reinterpret_cast<const std::uint64_t*>(a.temp + l.chunk_blocks)[c]) return;
+    const std::uint64_t first = reinterpret_cast<const std::uint64_t*>(a.temp + l.chunk_first)[c];
+    reinterpret_cast<std::uint64_t*>(a.temp + l.block_slots)[first + b] = g;
+}
+
+// Real blocks listed by steps 1b-1e.
+MANS_HD std::uint64_t chunk_real_blocks(const mans_backend_chunk_batch& a, const ChunkDecodeLayout& l) {
+    return *reinterpret_cast<const std::uint64_t*>(a.temp + l.real_blocks);
 }
 
 // Step 2 for the k-th real block, with `scratch` (l.slice bytes), by every
@@ -351,7 +416,7 @@ MANS_HD void index_chunk_blocks(const mans_backend_chunk_batch& a, const ChunkDe
 template <typename Team = SoloTeam, typename Lanes = ReferenceLanes>
 MANS_HD void decode_chunk_block(const mans_backend_chunk_batch& a, const ChunkDecodeLayout& l, std::uint64_t k,
                                 std::uint8_t* scratch, const Team& team = Team{}, const Lanes& lanes = Lanes{}) {
-    if (k >= *reinterpret_cast<const std::uint64_t*>(a.temp + l.real_blocks)) return;
+    if (k >= chunk_real_blocks(a, l)) return;
     const std::uint64_t g = reinterpret_cast<const std::uint64_t*>(a.temp + l.block_slots)[k];
     const std::uint64_t c = g / l.per_chunk, b = g % l.per_chunk;
     const FrameHeader& h = reinterpret_cast<const FrameHeader*>(a.temp + l.headers)[c];
@@ -370,6 +435,17 @@ MANS_HD void decode_chunk_block(const mans_backend_chunk_batch& a, const ChunkDe
         HdChecksum32{}(dst, n * esize) != reinterpret_cast<const std::uint32_t*>(a.temp + l.checksums)[g])
         e = Errc::content_checksum;
     reinterpret_cast<std::int32_t*>(a.temp + l.block_status)[g] = static_cast<std::int32_t>(e);
+}
+
+// Step 2 for team `item` of wave_blocks: the listed blocks item,
+// item + wave_blocks, ..., each with the team's scratch slice.
+template <typename Team = SoloTeam, typename Lanes = ReferenceLanes>
+MANS_HD void decode_chunk_blocks_strided(const mans_backend_chunk_batch& a, const ChunkDecodeLayout& l,
+                                         std::uint64_t item, const Team& team = Team{},
+                                         const Lanes& lanes = Lanes{}) {
+    std::uint8_t* scratch = a.temp + l.scratch + item * l.slice;
+    const std::uint64_t real = chunk_real_blocks(a, l);
+    for (std::uint64_t k = item; k < real; k += l.wave_blocks) decode_chunk_block(a, l, k, scratch, team, lanes);
 }
 
 // Step 3 for chunk c: the lowest failing block's status, or the raw size.
