@@ -41,11 +41,13 @@ namespace mans::detail {
 inline constexpr unsigned kMaxTeamSize = 64;  // a gfx9 wavefront
 
 // Regions of shared(): a value per rank for team_all / team sums, a second
-// value per rank, and a value per rANS lane (at most 32).
+// value per rank, a value per rANS lane (at most 32), and a third value per
+// rank (the block statistics' sums).
 inline constexpr unsigned kTeamRankFlags = 0;
 inline constexpr unsigned kTeamRankValues = kMaxTeamSize;
 inline constexpr unsigned kTeamLaneValues = 2 * kMaxTeamSize;
-inline constexpr unsigned kTeamSharedWords = 2 * kMaxTeamSize + 32;
+inline constexpr unsigned kTeamRankSums = 2 * kMaxTeamSize + 32;
+inline constexpr unsigned kTeamSharedWords = 3 * kMaxTeamSize + 32;
 
 // Region `at` of a team's shared words; null in a team of one, which has
 // none (and never reads them).

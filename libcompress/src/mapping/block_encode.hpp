@@ -50,6 +50,8 @@ struct RankWork {
     ValueHist center, delta, repeat;  // hybrid-token sources by predictor
     std::uint32_t planes[8][256];     // byte-plane values
     std::uint32_t adm_codes[256];
+    std::uint32_t repeats;   // sampled repeats of values that need raw bits
+    std::uint32_t adm_bits;  // ADM's raw bits on the sample
     std::uint32_t tok[256];  // best_split's token histogram
 };
 
@@ -122,7 +124,7 @@ public:
         if (hint != ModeHint::automatic) {
             ok = put_mode(hint);
         } else {
-            leader_decides([&] { rank_modes(); });
+            decide_modes();
             ok = put_mode(ranked_[0].hint);
             // Data with few distinct values spread over a wide range (holes)
             // may code better as indices into a dictionary; that is decided
@@ -197,17 +199,49 @@ private:
         return ok && !failed_;
     }
 
+    // Min, max and sum (mod 2^64) of the block's biased values. In a team
+    // rank r takes elements r, r + size, ... (a warp's loads contiguous)
+    // and every member combines the ranks' results: the same numbers in
+    // any order.
     MANS_HD_CALL Stats block_stats() const {
+        if (team_.size() == 1) return strided_stats(0, 1);
+        std::uint64_t* mins = team_region(team_, kTeamRankFlags);
+        std::uint64_t* maxs = team_region(team_, kTeamRankValues);
+        std::uint64_t* sums = team_region(team_, kTeamRankSums);
+        team_.for_ranks([&](unsigned r) {
+            const Stats part = strided_stats(r, team_.size());
+            mins[r] = part.min, maxs[r] = part.max, sums[r] = part.sum;
+        });
         Stats s;
         s.min = E::mask;
         s.max = 0;
-        for (std::size_t i = 0; i < n_; ++i) {
+        for (unsigned r = 0; r < team_.size(); ++r) {
+            s.min = mins[r] < s.min ? mins[r] : s.min;
+            s.max = maxs[r] > s.max ? maxs[r] : s.max;
+            s.sum += sums[r];
+        }
+        return s;
+    }
+    // Elements first, first + step, ... (none: min = mask, max = sum = 0).
+    MANS_HD Stats strided_stats(std::size_t first, std::size_t step) const {
+        Stats s;
+        s.min = E::mask;
+        s.max = 0;
+        for (std::size_t i = first; i < n_; i += step) {
             const std::uint64_t u = load_biased<U>(x_, i, flip_);
             s.min = u < s.min ? u : s.min;
             s.max = u > s.max ? u : s.max;
             s.sum += u;
         }
         return s;
+    }
+
+    // Sampled elements: how many, and the element index of the k-th (the
+    // order of for_each_sampled).
+    MANS_HD std::size_t sample_size() const { return n_ <= kSampleRun * kSampleRuns ? n_ : kSampleRun * kSampleRuns; }
+    MANS_HD std::size_t sampled_index(std::size_t k) const {
+        if (n_ <= kSampleRun * kSampleRuns) return k;
+        return k / kSampleRun * (n_ / kSampleRuns) + k % kSampleRun;
     }
 
     // Indices of sampled elements, in runs.
@@ -256,46 +290,94 @@ private:
         return stats_.max - c <= limit && c - stats_.min <= limit;
     }
 
-    // Estimates every mapping on the sample and puts the best first in
-    // ranked_ (the best two are re-estimated with contexts). Also fixes the
-    // center and the token splits. Writes the scratch: leader_decides.
-    MANS_HD_CALL void rank_modes() {
-        Candidate* out = ranked_;
-        center_ = sample_median();
+    // The mode choice, in the team's phases: the leader finds the center,
+    // the team builds the sample's histograms, the leader ranks the modes.
+    MANS_HD_CALL void decide_modes() {
+        leader_decides([&] { center_ = sample_median(); });
+        sample_histograms();
+        leader_decides([&] { rank_modes(); });
+        // Order-0 estimates miss what the context model gains: the two
+        // closest candidates (rank_modes always has at least three) are
+        // re-estimated with contexts, by the team; every member gets the
+        // same costs and sorts alike.
+        for (unsigned c = 0; c < 2; ++c) ranked_[c].cost = refined_cost(ranked_[c].hint);
+        sort_candidates(ranked_, 2);
+    }
+
+    // The sample's histograms for rank_modes (RankWork), built by the team:
+    // rank r takes sampled elements r, r + size, ...; bins and counts go in
+    // with team.add, and each histogram's largest value is the largest of
+    // the ranks' own. Needs center_ (sample_median) and stats_.
+    MANS_HD_CALL void sample_histograms() {
         RankWork& work = env_.work()->rank;
-        ValueHist &hc = work.center, &hd = work.delta, &hr = work.repeat;
-        hc.clear(), hd.clear(), hr.clear();
-        std::uint32_t repeats = 0;
-        std::uint32_t (*planes)[256] = work.planes;
-        std::uint32_t* adm_codes = work.adm_codes;
-        hd_memset(work.planes, 0, sizeof work.planes);
-        hd_memset(work.adm_codes, 0, sizeof work.adm_codes);
-        std::uint64_t adm_bits = 0;
+        team_zero(team_, reinterpret_cast<std::uint8_t*>(&work), sizeof work);
         const bool adm_ok = adm_possible();
         const std::uint64_t adm_c = adm_ok ? mean_center() : 0;
         const unsigned nplanes = plane_count();
-        std::uint32_t sampled = 0;
-        for_each_sampled([&](std::size_t i) {
-            ++sampled;
-            const std::uint64_t u = load_biased<U>(x_, i, flip_);
-            const std::uint64_t vc = zigzag((u - center_) & E::mask, E::B);
-            hc.add(vc);
-            const std::uint64_t prev = i ? load_biased<U>(x_, i - 1, flip_) : center_;
-            hd.add(zigzag((u - prev) & E::mask, E::B));
-            // Repeats of values that would need raw bits (>= 256 needs them
-            // under every split).
-            if (u == prev && vc >= 256)
-                ++repeats;
-            else
-                hr.add(vc);
-            const std::uint64_t w = u - stats_.min;
-            for (unsigned b = 0; b < nplanes; ++b) ++planes[b][(w >> (8 * b)) & 0xff];
-            if (adm_ok) {
-                unsigned k = 0;
-                ++adm_codes[adm_code(u, adm_c, &k)];
-                adm_bits += k;
+        const std::size_t count = sample_size();
+        const unsigned size = team_.size();
+        std::uint64_t* max_c = team_region(team_, kTeamRankFlags);
+        std::uint64_t* max_d = team_region(team_, kTeamRankValues);
+        std::uint64_t* max_r = team_region(team_, kTeamRankSums);
+        team_.for_ranks([&](unsigned r) {
+            std::uint64_t mc = 0, md = 0, mr = 0;
+            std::uint32_t repeats = 0, adm_bits = 0;
+            for (std::size_t k = r; k < count; k += size) {
+                const std::size_t i = sampled_index(k);
+                const std::uint64_t u = load_biased<U>(x_, i, flip_);
+                const std::uint64_t vc = zigzag((u - center_) & E::mask, E::B);
+                mc = vc > mc ? vc : mc;
+                team_.add(work.center.bin(vc), 1);
+                const std::uint64_t prev = i ? load_biased<U>(x_, i - 1, flip_) : center_;
+                const std::uint64_t vd = zigzag((u - prev) & E::mask, E::B);
+                md = vd > md ? vd : md;
+                team_.add(work.delta.bin(vd), 1);
+                // Repeats of values that would need raw bits (>= 256 needs
+                // them under every split).
+                if (u == prev && vc >= 256) {
+                    ++repeats;
+                } else {
+                    mr = vc > mr ? vc : mr;
+                    team_.add(work.repeat.bin(vc), 1);
+                }
+                const std::uint64_t w = u - stats_.min;
+                for (unsigned b = 0; b < nplanes; ++b) team_.add(&work.planes[b][(w >> (8 * b)) & 0xff], 1);
+                if (adm_ok) {
+                    unsigned kbits = 0;
+                    team_.add(&work.adm_codes[adm_code(u, adm_c, &kbits)], 1);
+                    adm_bits += kbits;
+                }
+            }
+            team_.add(&work.repeats, repeats);
+            team_.add(&work.adm_bits, adm_bits);
+            if (size == 1) {
+                work.center.vmax = mc, work.delta.vmax = md, work.repeat.vmax = mr;
+            } else {
+                max_c[r] = mc, max_d[r] = md, max_r[r] = mr;
             }
         });
+        team_.fence_atomics();
+        if (size > 1 && team_.leads()) {  // read by the leader alone (rank_modes)
+            for (unsigned r = 0; r < size; ++r) {
+                work.center.vmax = max_c[r] > work.center.vmax ? max_c[r] : work.center.vmax;
+                work.delta.vmax = max_d[r] > work.delta.vmax ? max_d[r] : work.delta.vmax;
+                work.repeat.vmax = max_r[r] > work.repeat.vmax ? max_r[r] : work.repeat.vmax;
+            }
+        }
+    }
+
+    // Estimates every mapping from the sample's histograms (order 0) and
+    // sorts them into ranked_. Also fixes the token splits. Writes the
+    // scratch: leader_decides.
+    MANS_HD_CALL void rank_modes() {
+        Candidate* out = ranked_;
+        RankWork& work = env_.work()->rank;
+        ValueHist &hc = work.center, &hd = work.delta, &hr = work.repeat;
+        const std::uint32_t repeats = work.repeats;
+        const std::uint32_t (*planes)[256] = work.planes;
+        const bool adm_ok = adm_possible();
+        const unsigned nplanes = plane_count();
+        const std::uint32_t sampled = static_cast<std::uint32_t>(sample_size());
         split_center_ = best_split(hc, E::B, 0, work.tok);
         split_delta_ = best_split(hd, E::B, 0, work.tok);
         split_repeat_ = repeats ? best_split(hr, E::B, repeats, work.tok) : HybridChoice{};
@@ -307,13 +389,8 @@ private:
         std::uint64_t plane_cost = 0;
         for (unsigned b = 0; b < nplanes; ++b) plane_cost += estimate_order0_fix16(planes[b]);
         out[count++] = {ModeHint::byte_planes, plane_cost};
-        if (adm_ok) out[count++] = {ModeHint::adm, estimate_order0_fix16(adm_codes) + adm_bits * kFixOne};
+        if (adm_ok) out[count++] = {ModeHint::adm, estimate_order0_fix16(work.adm_codes) + std::uint64_t{work.adm_bits} * kFixOne};
         sort_candidates(out, count);
-        // Order-0 estimates miss what the context model gains: re-estimate
-        // the closest candidates with contexts before deciding.
-        const unsigned refine = count < 2 ? count : 2;
-        for (unsigned c = 0; c < refine; ++c) out[c].cost = refined_cost(out[c].hint);
-        sort_candidates(out, refine);
     }
 
     // Insertion sort by (cost, hint): ties break on the hint, so the order
@@ -332,26 +409,46 @@ private:
 
     // Context-aware estimate on the sample of a token stream whose token and
     // raw-bit count for element i come from tok_of(i, prev_u, &nraw). Sample
-    // runs restart the context like lane starts do.
+    // runs restart the context like lane starts do (the first element has
+    // the context of token 0). In a team rank r takes a contiguous part of
+    // the sample, starting from the token before it; the histogram's bins
+    // go in with team.add, the leader estimates.
     template <typename TokenOf>
     MANS_HD_CALL std::uint64_t sample_stream_cost(TokenOf&& tok_of) const {
         StreamWork& w = env_.work()->stream;  // no stream is being coded now
         std::uint32_t (*hist8)[256] = w.hist8;
-        hd_memset(w.hist8, 0, sizeof w.hist8);
+        team_zero(team_, reinterpret_cast<std::uint8_t*>(w.hist8), sizeof w.hist8);
+        const auto prev_of = [&](std::size_t i) { return i ? load_biased<U>(x_, i - 1, flip_) : center_; };
+        const std::size_t count = sample_size();
+        std::uint64_t* rank_bits = team_region(team_, kTeamRankSums);
         std::uint64_t raw_bits = 0;
-        std::size_t last = ~std::size_t{0};
-        unsigned prev_tok = 0;
-        for_each_sampled([&](std::size_t i) {
-            const bool run_start = i != last + 1;
-            last = i;
-            const std::uint64_t prev_u = i ? load_biased<U>(x_, i - 1, flip_) : center_;
-            unsigned nraw = 0;
-            const unsigned tok = tok_of(i, prev_u, &nraw);
-            ++hist8[run_start ? 0 : token_class8(prev_tok)][tok];
-            raw_bits += nraw;
-            prev_tok = tok;
+        team_.for_ranks([&](unsigned r) {
+            const RankSpan part = rank_span(r, team_.size(), count);
+            std::uint64_t bits = 0;
+            unsigned prev_tok = 0;
+            for (std::size_t k = part.begin; k < part.end; ++k) {
+                const std::size_t i = sampled_index(k);
+                const bool run_start = k != 0 && i != sampled_index(k - 1) + 1;
+                if (k == part.begin && k != 0 && !run_start) {
+                    unsigned unused = 0;
+                    prev_tok = tok_of(i - 1, prev_of(i - 1), &unused);
+                }
+                unsigned nraw = 0;
+                const unsigned tok = tok_of(i, prev_of(i), &nraw);
+                team_.add(&hist8[run_start ? 0 : token_class8(prev_tok)][tok], 1);
+                bits += nraw;
+                prev_tok = tok;
+            }
+            if (team_.size() == 1)
+                raw_bits = bits;
+            else
+                rank_bits[r] = bits;
         });
-        return estimate_context_cost_fix16(hist8, nullptr, w.merged) + raw_bits * kFixOne;
+        team_.fence_atomics();
+        if (team_.size() > 1)
+            for (unsigned r = 0; r < team_.size(); ++r) raw_bits += rank_bits[r];
+        return team_single(team_, [&] { return estimate_context_cost_fix16(hist8, nullptr, w.merged); }) +
+               raw_bits * kFixOne;
     }
 
     MANS_HD_CALL std::uint64_t refined_cost(ModeHint hint) const {
@@ -461,7 +558,7 @@ private:
 
     MANS_HD_CALL bool put_token(Predictor pred) {
         if (split_center_.cost == ~0ull)  // forced mode: the splits are still needed
-            leader_decides([&] { rank_modes(); });
+            decide_modes();
         if (pred == Predictor::center_repeat && split_repeat_.cost == ~0ull) {
             // No repeats seen: any valid split.
             leader_decides([&] {

@@ -28,12 +28,14 @@ struct ValueHist {
     MANS_HD void clear() { hd_memset(this, 0, sizeof *this); }
     MANS_HD void add(std::uint64_t v) {
         vmax = v > vmax ? v : vmax;
-        if (v < 256) {
-            ++small[v];
-        } else {
-            const unsigned e = bit_length64(v) - 1;
-            ++big[e][(v >> (e - 4)) & 15];
-        }
+        ++*bin(v);
+    }
+    // The bin that counts v (a team adds to it atomically and combines
+    // vmax itself).
+    MANS_HD std::uint32_t* bin(std::uint64_t v) {
+        if (v < 256) return &small[v];
+        const unsigned e = bit_length64(v) - 1;
+        return &big[e][(v >> (e - 4)) & 15];
     }
 };
 
