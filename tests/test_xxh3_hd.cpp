@@ -41,3 +41,26 @@ TEST_CASE("xxh3_64_hd equals XXH3_64bits on large and degenerate inputs", "[hd][
         }
     }
 }
+
+TEST_CASE("xxh3_64_team equals XXH3_64bits for teams of 1 to 64 members", "[hd][xxh3][team][one_thread]") {
+    // Each rank takes accumulators r, r + size, ...: teams smaller than,
+    // equal to and larger than the eight; phases also run in reverse.
+    std::mt19937_64 rng(13);
+    std::vector<std::uint8_t> buf(131072 + 7);
+    for (auto& b : buf) b = static_cast<std::uint8_t>(rng());
+    std::uint64_t area[mans::detail::kTeamSharedWords];
+    std::size_t checked = 0;
+    for (unsigned size : {1u, 2u, 3u, 7u, 8u, 9u, 32u, 64u})
+        for (bool reverse : {false, true})
+            for (std::size_t n : {std::size_t{0}, std::size_t{240}, std::size_t{241}, std::size_t{1024},
+                                  std::size_t{1025}, std::size_t{4096 + 63}, std::size_t{131072}}) {
+                for (auto& w : area) w = 0xA5A5A5A5A5A5A5A5ull;
+                const mans::detail::LoopTeam team{size, area, reverse};
+                INFO("team of " << size << (reverse ? " (reversed)" : "") << ", n=" << n);
+                REQUIRE(mans::detail::xxh3_64_team(team, buf.data() + 7, n) == XXH3_64bits(buf.data() + 7, n));
+                ++checked;
+            }
+    REQUIRE(mans::detail::xxh3_64_team(mans::detail::SoloTeam{}, buf.data(), buf.size()) ==
+            XXH3_64bits(buf.data(), buf.size()));
+    REQUIRE(checked == 8 * 2 * 7);
+}

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "core/hd.hpp"
+#include "core/team.hpp"
 
 namespace mans::detail::xxh3 {
 
@@ -159,41 +160,50 @@ MANS_HD std::uint64_t hash_129to240(const std::uint8_t* p, std::size_t n, const 
     return avalanche(acc);
 }
 
-// One 64-byte stripe into the 8 accumulators, with 64 bytes of the secret.
-MANS_HD void accumulate(std::uint64_t* acc, const std::uint8_t* stripe, const std::uint8_t* secret) {
-    for (unsigned i = 0; i < 8; ++i) {
-        const std::uint64_t data = read64(stripe + 8 * i);
-        const std::uint64_t v = data ^ read64(secret + 8 * i);
-        acc[i ^ 1] += data;
-        acc[i] += (v & 0xFFFFFFFFu) * (v >> 32);
-    }
-}
-
-MANS_HD_CALL std::uint64_t hash_large(const std::uint8_t* p, std::size_t n, const std::uint8_t* secret) {
-    std::uint64_t acc[8] = {kPrime32_3, kPrime64_1, kPrime64_2, kPrime64_3,
-                            kPrime64_4, kPrime32_2, kPrime64_5, kPrime32_1};
+// Accumulator i (0..7) of the hash of a large input (n > 240), before the
+// merge. The eight are independent: a 64-byte stripe adds its word i ^ 1
+// and the product of the halves of (word i ^ secret word i) to accumulator
+// i, and the scramble after a block works on each alone; so a team can
+// compute them at once (xxh3_64_team).
+MANS_HD_CALL std::uint64_t large_accumulator(const std::uint8_t* p, std::size_t n, const std::uint8_t* secret,
+                                             unsigned i) {
+    constexpr std::uint64_t kInit[8] = {kPrime32_3, kPrime64_1, kPrime64_2, kPrime64_3,
+                                        kPrime64_4, kPrime32_2, kPrime64_5, kPrime32_1};
+    std::uint64_t acc = kInit[i];
+    const auto stripe = [&](const std::uint8_t* data, const std::uint8_t* key) {
+        const std::uint64_t v = read64(data + 8 * i) ^ read64(key + 8 * i);
+        acc += read64(data + 8 * (i ^ 1u)) + (v & 0xFFFFFFFFu) * (v >> 32);
+    };
     // Full blocks, each but the last followed by a scramble; the last block
     // (1..kBlockBytes bytes, even when full) is handled below.
     const std::size_t blocks = (n - 1) / kBlockBytes;
+    const std::uint64_t scramble_key = read64(secret + kSecretBytes - kStripeBytes + 8 * i);
     for (std::size_t b = 0; b < blocks; ++b) {
         const std::uint8_t* block = p + b * kBlockBytes;
-        for (std::size_t s = 0; s < kStripesPerBlock; ++s) accumulate(acc, block + s * kStripeBytes, secret + 8 * s);
-        for (unsigned i = 0; i < 8; ++i) {
-            acc[i] ^= acc[i] >> 47;
-            acc[i] ^= read64(secret + kSecretBytes - kStripeBytes + 8 * i);
-            acc[i] *= kPrime32_1;
-        }
+        for (std::size_t s = 0; s < kStripesPerBlock; ++s) stripe(block + s * kStripeBytes, secret + 8 * s);
+        acc ^= acc >> 47;
+        acc ^= scramble_key;
+        acc *= kPrime32_1;
     }
     const std::uint8_t* last = p + blocks * kBlockBytes;
-    const std::size_t last_len = n - blocks * kBlockBytes;
-    const std::size_t full_stripes = (last_len - 1) / kStripeBytes;
-    for (std::size_t s = 0; s < full_stripes; ++s) accumulate(acc, last + s * kStripeBytes, secret + 8 * s);
-    accumulate(acc, p + n - kStripeBytes, secret + kSecretBytes - 71);
-    // Final merge.
+    const std::size_t full_stripes = (n - blocks * kBlockBytes - 1) / kStripeBytes;
+    for (std::size_t s = 0; s < full_stripes; ++s) stripe(last + s * kStripeBytes, secret + 8 * s);
+    stripe(p + n - kStripeBytes, secret + kSecretBytes - 71);
+    return acc;
+}
+
+// The hash of a large input from its eight accumulators.
+MANS_HD std::uint64_t merge_accumulators(const std::uint64_t* acc, std::size_t n, const std::uint8_t* secret) {
     std::uint64_t result = n * kPrime64_1;
     for (unsigned i = 0; i < 4; ++i)
         result += mul128_fold64(acc[2 * i] ^ read64(secret + 11 + 16 * i), acc[2 * i + 1] ^ read64(secret + 19 + 16 * i));
     return avalanche(result);
+}
+
+MANS_HD_CALL std::uint64_t hash_large(const std::uint8_t* p, std::size_t n, const std::uint8_t* secret) {
+    std::uint64_t acc[8];
+    for (unsigned i = 0; i < 8; ++i) acc[i] = large_accumulator(p, n, secret, i);
+    return merge_accumulators(acc, n, secret);
 }
 
 }  // namespace mans::detail::xxh3
@@ -208,6 +218,23 @@ MANS_HD std::uint64_t xxh3_64_hd(const void* data, std::size_t n) {
     if (n <= 128) return xxh3::hash_17to128(p, n, secret);
     if (n <= 240) return xxh3::hash_129to240(p, n, secret);
     return xxh3::hash_large(p, n, secret);
+}
+
+// xxh3_64_hd(data, n) computed by a team (core/team.hpp), the same value
+// in every member: for a large input rank r computes accumulators r,
+// r + size, ... (eight in all), then every member merges them; a small
+// input every member hashes alone (a few dozen operations, reads only).
+// Every member calls it alike, after the bytes are final and visible.
+template <typename Team>
+MANS_HD std::uint64_t xxh3_64_team(const Team& team, const void* data, std::size_t n) {
+    if (team.size() == 1 || n <= 240) return xxh3_64_hd(data, n);
+    const std::uint8_t* p = static_cast<const std::uint8_t*>(data);
+    const std::uint8_t* secret = xxh3::default_secret();
+    std::uint64_t* acc = team_region(team, kTeamRankValues);  // 8 of its words
+    team.for_ranks([&](unsigned r) {
+        for (unsigned i = r; i < 8; i += team.size()) acc[i] = xxh3::large_accumulator(p, n, secret, i);
+    });
+    return xxh3::merge_accumulators(acc, n, secret);
 }
 
 }  // namespace mans::detail

@@ -183,9 +183,12 @@ MANS_HD void encode_chunk_block(const mans_backend_chunk_batch& a, const ChunkEn
     one.slot_bytes = l.slot_bytes;
     one.payload_bytes = sizes + g;
     const std::int32_t status = encode_batch_block_as<U>(one, 0, scratch, team, lanes);
+    // The content checksum (of the input) by the team: eight of its members
+    // take an XXH3 accumulator each.
+    const auto sum = static_cast<std::uint32_t>(xxh3_64_team(team, src, static_cast<std::size_t>(len * esize)));
     if (!team.leads()) return;
     reinterpret_cast<std::int32_t*>(a.temp + l.block_status)[g] = status;
-    reinterpret_cast<std::uint32_t*>(a.temp + l.checksums)[g] = HdChecksum32{}(src, static_cast<std::size_t>(len * esize));
+    reinterpret_cast<std::uint32_t*>(a.temp + l.checksums)[g] = sum;
 }
 
 // Step 1 for team `item` of wave_blocks: blocks item, item + wave_blocks,
@@ -428,12 +431,13 @@ MANS_HD void decode_chunk_block(const mans_backend_chunk_batch& a, const ChunkDe
     const FixedBlockScratch sc = carve_block_scratch(scratch, static_cast<std::size_t>(l.max_n));
     Errc e = decode_block_payload(h.dtype, static_cast<const std::uint8_t*>(a.in_ptrs[c]) + offset, size, n, dst,
                                   lanes, sc, team);
-    // The decoder's last phase ended with a barrier: the leader sees every
-    // member's output.
-    if (!team.leads()) return;
-    if (e == Errc::ok &&
-        HdChecksum32{}(dst, n * esize) != reinterpret_cast<const std::uint32_t*>(a.temp + l.checksums)[g])
+    // The decoder's last phase ended with a barrier: every member sees every
+    // member's output. The checksum by the team, as on encoding (e is the
+    // same in every member).
+    if (e == Errc::ok && static_cast<std::uint32_t>(xxh3_64_team(team, dst, n * esize)) !=
+                             reinterpret_cast<const std::uint32_t*>(a.temp + l.checksums)[g])
         e = Errc::content_checksum;
+    if (!team.leads()) return;
     reinterpret_cast<std::int32_t*>(a.temp + l.block_status)[g] = static_cast<std::int32_t>(e);
 }
 
