@@ -471,24 +471,27 @@ int encode_blocks(const mans_backend_encode_batch* h, mans_backend_probe_result*
 // Decompression in every module; compression where the encoder is built
 // (MANS_GPU_ENCODE; the API opens a module without it for decompression).
 
+// This thread's index in a launch of one thread per item (chunk, tile, block).
+__device__ std::uint64_t global_thread() { return static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; }
+
 __global__ void chunk_parse(mans_backend_chunk_batch a, ChunkDecodeLayout l) {
-    const std::uint64_t c = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const std::uint64_t c = global_thread();
     if (c < a.chunks) parse_chunk(a, l, c);
 }
 // The scan that lists the blocks to decode (chunk_batch.hpp steps 1b-1e).
 __global__ void chunk_sum_list_tiles(mans_backend_chunk_batch a, ChunkDecodeLayout l) {
-    const std::uint64_t t = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const std::uint64_t t = global_thread();
     if (t < l.list_tiles) sum_list_tile(a, l, t);
 }
 __global__ void chunk_scan_list_tiles(mans_backend_chunk_batch a, ChunkDecodeLayout l) {
     if (blockIdx.x == 0 && threadIdx.x == 0) scan_list_tiles(a, l);
 }
 __global__ void chunk_first_blocks(mans_backend_chunk_batch a, ChunkDecodeLayout l) {
-    const std::uint64_t c = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const std::uint64_t c = global_thread();
     if (c < a.chunks) first_chunk_block(a, l, c);
 }
 __global__ void chunk_list_blocks(mans_backend_chunk_batch a, ChunkDecodeLayout l) {
-    const std::uint64_t g = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const std::uint64_t g = global_thread();
     if (g < l.total_blocks) list_chunk_block(a, l, g);
 }
 // wave_blocks warps, warp w decoding listed blocks w, w + wave_blocks, ...
@@ -500,7 +503,7 @@ __global__ void chunk_decode_blocks(mans_backend_chunk_batch a, ChunkDecodeLayou
     if (s.item < l.wave_blocks) decode_chunk_blocks_strided(a, l, s.item, s.team, WarpLanes{s.lane});
 }
 __global__ void chunk_finish_decode(mans_backend_chunk_batch a, ChunkDecodeLayout l) {
-    const std::uint64_t c = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const std::uint64_t c = global_thread();
     if (c < a.chunks) finish_chunk_decode(a, l, c);
 }
 
@@ -558,11 +561,11 @@ __global__ void chunk_encode_blocks(mans_backend_chunk_batch a, ChunkEncodeLayou
         encode_chunk_blocks_strided<U>(a, l, s.item, s.team, WarpEncodeLanes{{s.lane, s.team.area}});
 }
 __global__ void chunk_finish_encode(mans_backend_chunk_batch a, ChunkEncodeLayout l) {
-    const std::uint64_t c = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const std::uint64_t c = global_thread();
     if (c < a.chunks) finish_chunk_encode(a, l, c);
 }
 __global__ void chunk_place_blocks(mans_backend_chunk_batch a, ChunkEncodeLayout l) {
-    const std::uint64_t g = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const std::uint64_t g = global_thread();
     if (g < l.total_blocks) place_chunk_block(a, l, g);
 }
 using ChunkEncodeKernel = void (*)(mans_backend_chunk_batch, ChunkEncodeLayout);
