@@ -7,9 +7,11 @@
 
 #include <cstdint>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "core/xxh3_hd.hpp"
+#include "thread_team.hpp"
 
 using mans::detail::xxh3_64_hd;
 
@@ -63,4 +65,25 @@ TEST_CASE("xxh3_64_team equals XXH3_64bits for teams of 1 to 64 members", "[hd][
     REQUIRE(mans::detail::xxh3_64_team(mans::detail::SoloTeam{}, buf.data(), buf.size()) ==
             XXH3_64bits(buf.data(), buf.size()));
     REQUIRE(checked == 8 * 2 * 7);
+}
+
+TEST_CASE("xxh3_64_team in teams of real threads: every member gets libxxhash's value", "[hd][xxh3][team]") {
+    // Members run the code between phases themselves (a LoopTeam plays it
+    // once): each must read the accumulators the others wrote.
+    std::mt19937_64 rng(14);
+    std::vector<std::uint8_t> buf(131072 + 5);
+    for (auto& b : buf) b = static_cast<std::uint8_t>(rng());
+    for (unsigned size : {3u, 8u, 32u})
+        for (std::size_t n : {std::size_t{241}, std::size_t{4096 + 63}, buf.size()}) {
+            mans_test::ThreadTeamState st(size);
+            std::vector<std::uint64_t> got(size, 0);
+            std::vector<std::thread> threads;
+            for (unsigned r = 0; r < size; ++r)
+                threads.emplace_back([&, r] {
+                    got[r] = mans::detail::xxh3_64_team(mans_test::ThreadTeam{r, size, &st}, buf.data(), n);
+                });
+            for (std::thread& t : threads) t.join();
+            INFO(size << " threads, n=" << n);
+            for (std::uint64_t v : got) REQUIRE(v == XXH3_64bits(buf.data(), n));
+        }
 }

@@ -519,6 +519,7 @@ int chunk_fail(mans_backend_probe_result* err, const char* what, mans::gpu::Erro
 }
 
 int chunk_decode(const mans_backend_chunk_batch* a, mans_backend_probe_result* err) {
+    if (a && a->struct_size >= sizeof(mans_backend_chunk_batch) && a->chunks == 0) return 0;  // no launch of 0 groups
     const std::uint64_t wave = a && a->struct_size >= sizeof(mans_backend_chunk_batch) ? chunk_decode_wave(*a) : 0;
     if (wave == 0) {
         if (err) std::snprintf(err->text, sizeof err->text, "invalid chunk batch or temp too small");
@@ -535,11 +536,25 @@ int chunk_decode(const mans_backend_chunk_batch* a, mans_backend_probe_result* e
         chunk_parse<<<groups_for(a->chunks), kThreadsPerGroup, 0, stream>>>(*a, l);
         e = mans::gpu::last_error();
     }
+    // Each launch is checked before the next is queued: a later step would
+    // read what a failed one did not write.
     if (e == mans::gpu::kSuccess) {
         chunk_sum_list_tiles<<<groups_for(l.list_tiles), kThreadsPerGroup, 0, stream>>>(*a, l);
+        e = mans::gpu::last_error();
+    }
+    if (e == mans::gpu::kSuccess) {
         chunk_scan_list_tiles<<<1, 1, 0, stream>>>(*a, l);
+        e = mans::gpu::last_error();
+    }
+    if (e == mans::gpu::kSuccess) {
         chunk_first_blocks<<<groups_for(a->chunks), kThreadsPerGroup, 0, stream>>>(*a, l);
+        e = mans::gpu::last_error();
+    }
+    if (e == mans::gpu::kSuccess) {
         chunk_list_blocks<<<groups_for(l.total_blocks), kThreadsPerGroup, 0, stream>>>(*a, l);
+        e = mans::gpu::last_error();
+    }
+    if (e == mans::gpu::kSuccess) {
         chunk_decode_blocks<<<warp_groups_for(wave), kWarpsPerGroup * kWarp, 0, stream>>>(*a, l);
         e = mans::gpu::last_error();
     }
@@ -579,6 +594,7 @@ ChunkEncodeKernel chunk_encode_kernel_for(unsigned esize) {
 }
 
 int chunk_encode(const mans_backend_chunk_batch* a, mans_backend_probe_result* err) {
+    if (a && a->struct_size >= sizeof(mans_backend_chunk_batch) && a->chunks == 0) return 0;  // no launch of 0 groups
     const unsigned esize = a ? elem_bytes(static_cast<mans::DType>(a->dtype)) : 0;
     const std::uint64_t wave = esize && a->block_elems ? chunk_encode_wave(esize, *a) : 0;
     const ChunkEncodeLayout l = chunk_encode_layout(esize, a ? a->block_elems : 0, a ? a->chunks : 0,

@@ -103,7 +103,7 @@ int encode_blocks(const mans_backend_encode_batch* batch, mans_backend_probe_res
 template <typename Fn>
 void each_team(std::uint64_t wave, std::uint8_t* scratch, std::size_t slice, Fn&& fn) {
     std::uint64_t area[mans::detail::kTeamSharedWords];
-    std::memset(scratch, 0xA5, static_cast<std::size_t>(wave) * slice);
+    if (wave) std::memset(scratch, 0xA5, static_cast<std::size_t>(wave) * slice);
     for (std::uint64_t item = wave; item-- > 0;) fn(item, warp_team(item, area));
 }
 #ifndef FIXTURE_NO_COMPRESS

@@ -405,7 +405,8 @@ MANS_HD void list_chunk_block(const mans_backend_chunk_batch& a, const ChunkDeco
     const std::uint64_t c = g / l.per_chunk, b = g % l.per_chunk;
     if (b >= reinterpret_cast<const std::uint64_t*>(a.temp + l.chunk_blocks)[c]) return;
     const std::uint64_t first = reinterpret_cast<const std::uint64_t*>(a.temp + l.chunk_first)[c];
-    reinterpret_cast<std::uint64_t*>(a.temp + l.block_slots)[first + b] = g;
+    if (first + b < l.total_blocks)  // always, after steps 1b-1d; a guard against a step that did not run
+        reinterpret_cast<std::uint64_t*>(a.temp + l.block_slots)[first + b] = g;
 }
 
 // Real blocks listed by steps 1b-1e.
