@@ -160,36 +160,39 @@ MANS_HD std::uint64_t hash_129to240(const std::uint8_t* p, std::size_t n, const 
     return avalanche(acc);
 }
 
-// Accumulator i (0..7) of the hash of a large input (n > 240), before the
-// merge. The eight are independent: a 64-byte stripe adds its word i ^ 1
+// Accumulators first, first + step, ... (of 0..7) of the hash of a large
+// input (n > 240), before the merge, into acc[i], in one pass over the
+// input. The eight are independent: a 64-byte stripe adds its word i ^ 1
 // and the product of the halves of (word i ^ secret word i) to accumulator
 // i, and the scramble after a block works on each alone; so a team can
-// compute them at once (xxh3_64_team).
-MANS_HD_CALL std::uint64_t large_accumulator(const std::uint8_t* p, std::size_t n, const std::uint8_t* secret,
-                                             unsigned i) {
+// share them out (xxh3_64_team) and one thread computes all eight.
+MANS_HD_CALL void large_accumulators(const std::uint8_t* p, std::size_t n, const std::uint8_t* secret,
+                                     unsigned first, unsigned step, std::uint64_t* acc) {
     constexpr std::uint64_t kInit[8] = {kPrime32_3, kPrime64_1, kPrime64_2, kPrime64_3,
                                         kPrime64_4, kPrime32_2, kPrime64_5, kPrime32_1};
-    std::uint64_t acc = kInit[i];
+    for (unsigned i = first; i < 8; i += step) acc[i] = kInit[i];
     const auto stripe = [&](const std::uint8_t* data, const std::uint8_t* key) {
-        const std::uint64_t v = read64(data + 8 * i) ^ read64(key + 8 * i);
-        acc += read64(data + 8 * (i ^ 1u)) + (v & 0xFFFFFFFFu) * (v >> 32);
+        for (unsigned i = first; i < 8; i += step) {
+            const std::uint64_t v = read64(data + 8 * i) ^ read64(key + 8 * i);
+            acc[i] += read64(data + 8 * (i ^ 1u)) + (v & 0xFFFFFFFFu) * (v >> 32);
+        }
     };
     // Full blocks, each but the last followed by a scramble; the last block
     // (1..kBlockBytes bytes, even when full) is handled below.
     const std::size_t blocks = (n - 1) / kBlockBytes;
-    const std::uint64_t scramble_key = read64(secret + kSecretBytes - kStripeBytes + 8 * i);
     for (std::size_t b = 0; b < blocks; ++b) {
         const std::uint8_t* block = p + b * kBlockBytes;
         for (std::size_t s = 0; s < kStripesPerBlock; ++s) stripe(block + s * kStripeBytes, secret + 8 * s);
-        acc ^= acc >> 47;
-        acc ^= scramble_key;
-        acc *= kPrime32_1;
+        for (unsigned i = first; i < 8; i += step) {
+            acc[i] ^= acc[i] >> 47;
+            acc[i] ^= read64(secret + kSecretBytes - kStripeBytes + 8 * i);
+            acc[i] *= kPrime32_1;
+        }
     }
     const std::uint8_t* last = p + blocks * kBlockBytes;
     const std::size_t full_stripes = (n - blocks * kBlockBytes - 1) / kStripeBytes;
     for (std::size_t s = 0; s < full_stripes; ++s) stripe(last + s * kStripeBytes, secret + 8 * s);
     stripe(p + n - kStripeBytes, secret + kSecretBytes - 71);
-    return acc;
 }
 
 // The hash of a large input from its eight accumulators.
@@ -202,7 +205,7 @@ MANS_HD std::uint64_t merge_accumulators(const std::uint64_t* acc, std::size_t n
 
 MANS_HD_CALL std::uint64_t hash_large(const std::uint8_t* p, std::size_t n, const std::uint8_t* secret) {
     std::uint64_t acc[8];
-    for (unsigned i = 0; i < 8; ++i) acc[i] = large_accumulator(p, n, secret, i);
+    large_accumulators(p, n, secret, 0, 1, acc);
     return merge_accumulators(acc, n, secret);
 }
 
@@ -232,7 +235,10 @@ MANS_HD std::uint64_t xxh3_64_team(const Team& team, const void* data, std::size
     const std::uint8_t* secret = xxh3::default_secret();
     std::uint64_t* acc = team_region(team, kTeamRankValues);  // 8 of its words
     team.for_ranks([&](unsigned r) {
-        for (unsigned i = r; i < 8; i += team.size()) acc[i] = xxh3::large_accumulator(p, n, secret, i);
+        if (r >= 8) return;
+        std::uint64_t mine[8];  // a rank's accumulators, then one write each
+        xxh3::large_accumulators(p, n, secret, r, team.size(), mine);
+        for (unsigned i = r; i < 8; i += team.size()) acc[i] = mine[i];
     });
     return xxh3::merge_accumulators(acc, n, secret);
 }
