@@ -237,37 +237,24 @@ private:
     }
 
     // Sampled elements: how many, and the element index of the k-th (the
-    // order of for_each_sampled).
+    // whole block when it is small, else kSampleRuns runs of kSampleRun
+    // consecutive elements, n / kSampleRuns apart).
     MANS_HD std::size_t sample_size() const { return n_ <= kSampleRun * kSampleRuns ? n_ : kSampleRun * kSampleRuns; }
     MANS_HD std::size_t sampled_index(std::size_t k) const {
         if (n_ <= kSampleRun * kSampleRuns) return k;
         return k / kSampleRun * (n_ / kSampleRuns) + k % kSampleRun;
     }
 
-    // Indices of sampled elements, in runs.
-    template <typename Fn>
-    MANS_HD void for_each_sampled(Fn&& fn) const {
-        if (n_ <= kSampleRun * kSampleRuns) {
-            for (std::size_t i = 0; i < n_; ++i) fn(i);
-            return;
-        }
-        const std::size_t stride = n_ / kSampleRuns;
-        for (std::size_t r = 0; r < kSampleRuns; ++r)
-            for (std::size_t i = r * stride; i < r * stride + kSampleRun; ++i) fn(i);
-    }
-
     // Median of every 4th sampled element (plenty for a center); also notes
     // whether the sample looks like few distinct values with holes between
     // them, the case a dictionary helps.
     MANS_HD_CALL std::uint64_t sample_median() {
-        // Every 4th sampled element: at most ceil(min(n, runs * run) / 4).
-        const std::size_t sampled = n_ <= kSampleRun * kSampleRuns ? n_ : kSampleRun * kSampleRuns;
+        // Every 4th sampled element: at most ceil(sample_size() / 4).
+        const std::size_t sampled = sample_size();
         std::uint64_t* s = env_.sample(sampled / 4 + 1);
         if (!s) return fail(), 0;
-        std::size_t size = 0, k = 0;
-        for_each_sampled([&](std::size_t i) {
-            if ((k++ & 3) == 0) s[size++] = load_biased<U>(x_, i, flip_);
-        });
+        std::size_t size = 0;
+        for (std::size_t k = 0; k < sampled; k += 4) s[size++] = load_biased<U>(x_, sampled_index(k), flip_);
         sort_u64(s, size);
         const std::uint64_t median = s[size / 2];
         // Holes test on the central 98 % (outliers alone do not make holes
