@@ -11,7 +11,6 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <thread>
 #include <vector>
 
 #include "backend.hpp"
@@ -96,13 +95,10 @@ Decoded decode_as_thread_team(DType dt, const Bytes& payload, std::size_t n, uns
     ThreadTeamState st(size);
     Decoded d{Errc::ok, Bytes(n * esize + 1, 0xEE)};
     std::vector<Errc> member(size, Errc::internal);
-    std::vector<std::thread> threads;
-    for (unsigned r = 0; r < size; ++r)
-        threads.emplace_back([&, r] {
-            member[r] = decode_block_payload(dt, payload.data(), payload.size(), n, d.out.data(),
-                                             ThreadLanes{r, size, &st}, sc, ThreadTeam{r, size, &st});
-        });
-    for (std::thread& t : threads) t.join();
+    run_members(size, [&](unsigned r) {
+        member[r] = decode_block_payload(dt, payload.data(), payload.size(), n, d.out.data(),
+                                         ThreadLanes{r, size, &st}, sc, ThreadTeam{r, size, &st});
+    });
     d.e = member[0];
     for (Errc e : member)
         if (e != member[0]) d.e = static_cast<Errc>(-1000);  // members disagree: never a real status

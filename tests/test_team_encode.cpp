@@ -12,7 +12,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -163,14 +162,11 @@ Encoded encode_with_threads(const Bytes& tokens, const LaneLayout& lay, std::siz
     ThreadTeamState st(size);
     std::vector<MemberOut> outs(size, MemberOut{buf.data(), cap});
     std::vector<int> ok(size, -1);
-    std::vector<std::thread> threads;
     const TokenEncodeBuffers view = b.view();
-    for (unsigned r = 0; r < size; ++r)
-        threads.emplace_back([&, r] {
-            ok[r] = encode_token_stream_into(tokens.data(), lay, ThreadEncodeLanes{{r, size, &st}}, view, outs[r],
-                                             ThreadTeam{r, size, &st});
-        });
-    for (std::thread& t : threads) t.join();
+    run_members(size, [&](unsigned r) {
+        ok[r] = encode_token_stream_into(tokens.data(), lay, ThreadEncodeLanes{{r, size, &st}}, view, outs[r],
+                                         ThreadTeam{r, size, &st});
+    });
     for (unsigned r = 1; r < size; ++r) {
         REQUIRE(ok[r] == ok[0]);
         REQUIRE(outs[r].used == outs[0].used);
@@ -334,17 +330,14 @@ Bytes block_as_thread_team(DType dt, const Bytes& raw, std::size_t n, ModeHint h
     BlockRun run(dt, raw, n);
     ThreadTeamState st(size);
     std::vector<std::size_t> result(size, 0);
-    std::vector<std::thread> threads;
-    for (unsigned r = 0; r < size; ++r)
-        threads.emplace_back([&, r] {
-            const ThreadTeam team{r, size, &st};
-            const ThreadEncodeLanes lanes{{r, size, &st}};
-            if (hint != ModeHint::automatic)
-                result[r] = run_member<U>(dt, raw, n, hint, run.base, team, lanes, cap);
-            else
-                result[r] = static_cast<std::size_t>(encode_batch_block_as<U>(run.batch, 0, run.base, team, lanes));
-        });
-    for (std::thread& t : threads) t.join();
+    run_members(size, [&](unsigned r) {
+        const ThreadTeam team{r, size, &st};
+        const ThreadEncodeLanes lanes{{r, size, &st}};
+        if (hint != ModeHint::automatic)
+            result[r] = run_member<U>(dt, raw, n, hint, run.base, team, lanes, cap);
+        else
+            result[r] = static_cast<std::size_t>(encode_batch_block_as<U>(run.batch, 0, run.base, team, lanes));
+    });
     for (std::size_t v : result) REQUIRE(v == result[0]);
     if (cap) {
         CHECK(result[0] == ~std::size_t{0});

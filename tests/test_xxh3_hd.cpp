@@ -7,7 +7,6 @@
 
 #include <cstdint>
 #include <random>
-#include <thread>
 #include <vector>
 
 #include "core/xxh3_hd.hpp"
@@ -77,12 +76,9 @@ TEST_CASE("xxh3_64_team in teams of real threads: every member gets libxxhash's 
         for (std::size_t n : {std::size_t{241}, std::size_t{4096 + 63}, buf.size()}) {
             mans_test::ThreadTeamState st(size);
             std::vector<std::uint64_t> got(size, 0);
-            std::vector<std::thread> threads;
-            for (unsigned r = 0; r < size; ++r)
-                threads.emplace_back([&, r] {
-                    got[r] = mans::detail::xxh3_64_team(mans_test::ThreadTeam{r, size, &st}, buf.data(), n);
-                });
-            for (std::thread& t : threads) t.join();
+            mans_test::run_members(size, [&](unsigned r) {
+                got[r] = mans::detail::xxh3_64_team(mans_test::ThreadTeam{r, size, &st}, buf.data(), n);
+            });
             INFO(size << " threads, n=" << n);
             for (std::uint64_t v : got) REQUIRE(v == XXH3_64bits(buf.data(), n));
         }

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <thread>
+#include <vector>
 
 #include "core/team.hpp"
 
@@ -73,5 +74,14 @@ struct ThreadTeam {
     void or_word(std::uint32_t* p, std::uint32_t v) const { __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }
     void fence_atomics() const {}  // the barrier's release/acquire already orders them
 };
+
+// Runs member(r) for every rank r < size, each in a thread of its own, and
+// waits for all of them.
+template <typename Member>
+void run_members(unsigned size, Member&& member) {
+    std::vector<std::thread> threads;
+    for (unsigned r = 0; r < size; ++r) threads.emplace_back([&member, r] { member(r); });
+    for (std::thread& t : threads) t.join();
+}
 
 }  // namespace mans_test
