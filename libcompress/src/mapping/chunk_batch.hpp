@@ -270,8 +270,8 @@ MANS_HD void place_chunk_block(const mans_backend_chunk_batch& a, const ChunkEnc
 // this library writes have blocks of at least kMinBlockBytes and a raw size
 // within out_capacity; a stream with more blocks (or larger ones than
 // max_block_bytes) is refused with MANS_ERR_INVALID_ARGUMENT.
-// The blocks are decoded by compact index (index_chunk_blocks lists the
-// real ones), so the scratch need only cover the blocks in flight.
+// The blocks are decoded by compact index (steps 1b-1e list the real
+// ones), so the scratch need only cover the blocks in flight.
 struct ChunkDecodeLayout {
     std::uint64_t per_chunk, total_blocks, slice, max_n, wave_blocks, list_tiles;
     std::size_t headers, offsets, payload_bytes, checksums, block_status, block_slots, chunk_blocks, chunk_first,
