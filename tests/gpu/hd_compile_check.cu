@@ -1,14 +1,18 @@
 // hd_compile_check.cu - builds the shared (MANS_HD) PRISM code for the GPU
 // although no module kernel runs it yet: the per-point quantizer and
-// reconstruction, the interpolation stencils, the code words and the zero
-// elimination. CI compiles this with nvcc, so code that a GPU could not
+// reconstruction, the interpolation stencils, the code words, the zero
+// elimination and the bit work of bitplane chunks (with a warp as the
+// team, backends/gpu/warp_team.hpp). CI compiles this with nvcc, so code that a GPU could not
 // run fails the build here; the CPU tests run the same functions. (The
 // MANS code is compiled by the modules, whose kernels run it.)
 #include <cstddef>
 #include <cstdint>
 
+#include "warp_team.hpp"  // first: it includes the runtime's headers
+
 #include "prism/codes.hpp"
 #include "prism/geometry.hpp"
+#include "prism/plane_split_hd.hpp"
 #include "prism/point_math.hpp"
 #include "prism/zero_elim_hd.hpp"
 
@@ -47,4 +51,38 @@ __global__ void prism_zero_elim_chunks(const std::uint8_t* src, std::size_t chun
     std::uint8_t* o = out + c * (chunk + map_bytes);
     const std::size_t size = p::zero_elim_encode_into(src + c * chunk, chunk, maps + c * map_bytes, o);
     status[c] = p::zero_elim_decode(o, size, back + c * chunk, chunk);
+}
+
+// The bit work of bitplane chunks, one warp per chunk (a team, as the CPU
+// tests run it with 32 ranks): transpose to planes, then per plane the five
+// context streams and the next plane's significance. Per chunk, global
+// memory holds planes * nw plane words, sig and fresh (nw each) and
+// 5 * stream_word_count(len) stream words for the plane being split;
+// bits_out receives every plane's five stream lengths.
+__global__ void prism_split_plane_chunks(const std::uint32_t* words, std::uint64_t len, std::size_t chunks,
+                                         unsigned planes, std::uint64_t* plane_words, std::uint64_t* sig_fresh,
+                                         std::uint32_t* streams, std::uint64_t* bits_out) {
+    constexpr unsigned kWarpsPerBlock = 4;
+    __shared__ std::uint64_t area[kWarpsPerBlock][mans::detail::kTeamSharedWords];
+    __shared__ p::PlaneSplitScratch scratch[kWarpsPerBlock];
+    const unsigned warp = threadIdx.x / mans::detail::kWarp;
+    const std::size_t c = static_cast<std::size_t>(blockIdx.x) * kWarpsPerBlock + warp;
+    if (c >= chunks) return;  // whole warps leave together
+    const mans::detail::WarpTeam team{threadIdx.x % mans::detail::kWarp, area[warp]};
+    const std::uint64_t nw = p::plane_word_count(len);
+    std::uint64_t* bits = plane_words + c * planes * nw;
+    std::uint64_t* sig = sig_fresh + c * 2 * nw;
+    std::uint64_t* fresh = sig + nw;
+    std::uint32_t* mine = streams + c * p::kPlaneStreams * p::stream_word_count(len);
+    p::transpose_planes(team, words + c * len, len, planes, p::Coding::negabinary, bits);
+    team.for_ranks([&](unsigned r) {
+        for (std::uint64_t w = r; w < nw; w += team.size()) sig[w] = fresh[w] = 0;
+    });
+    for (unsigned b = 0; b < planes; ++b) {
+        std::uint64_t n[p::kPlaneStreams];
+        p::split_plane(team, bits + b * nw, sig, fresh, len, &scratch[warp], mine, n);
+        if (team.leads())
+            for (unsigned k = 0; k < p::kPlaneStreams; ++k) bits_out[(c * planes + b) * p::kPlaneStreams + k] = n[k];
+        p::advance_significance(team, bits + b * nw, sig, fresh, nw);
+    }
 }

@@ -49,6 +49,15 @@ MANS_HD unsigned ctz32(std::uint32_t v) {
 #endif
 }
 
+// Trailing zeros of a non-zero 64-bit value.
+MANS_HD unsigned ctz64(std::uint64_t v) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+    return static_cast<unsigned>(__ffsll(static_cast<long long>(v))) - 1u;
+#else
+    return static_cast<unsigned>(__builtin_ctzll(v));
+#endif
+}
+
 // Set bits of a 64-bit value.
 MANS_HD unsigned popcount64_hd(std::uint64_t v) {
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)

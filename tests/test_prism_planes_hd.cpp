@@ -1,0 +1,292 @@
+// test_prism_planes_hd.cpp - the bit work of a bitplane chunk
+// (prism/plane_split_hd.hpp), the part a GPU warp runs, against a
+// code-by-code reading of FORMAT.md 4.5: planes, contexts and the five
+// context streams, split over teams of 1-64 ranks (LoopTeams in both rank
+// orders, and real threads), with both PEXT / PDEP forms.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "prism/codes.hpp"
+#include "prism/plane_coding.hpp"
+#include "prism/plane_split_hd.hpp"
+#include "thread_team.hpp"
+
+namespace dp = mans::detail::prism;
+using mans::detail::LoopTeam;
+using mans::detail::SoloTeam;
+
+namespace {
+
+// A chunk's words and its plane count.
+struct Chunk {
+    std::vector<std::uint32_t> words;
+    unsigned planes = 0;
+};
+
+// Codes of a few shapes: mostly small (the usual), sparse, all zero, one
+// large code, every code large.
+Chunk make_chunk(std::uint64_t len, int shape, dp::Coding c, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::geometric_distribution<int> small(0.35);
+    Chunk ch;
+    ch.words.resize(len);
+    std::uint32_t any = 0;
+    for (std::uint64_t j = 0; j < len; ++j) {
+        std::int32_t q = 0;
+        switch (shape) {
+            case 0: q = small(rng) * (rng() & 1 ? 1 : -1); break;
+            case 1: q = rng() % 97 == 0 ? static_cast<std::int32_t>(rng() % 2001) - 1000 : 0; break;
+            case 2: q = 0; break;
+            case 3: q = j == len / 2 ? -(dp::kMaxCode - 3) : 0; break;
+            default: q = static_cast<std::int32_t>(rng() % (2u * dp::kMaxCode)) - dp::kMaxCode; break;
+        }
+        ch.words[j] = dp::encode_code(q, c);
+        any |= ch.words[j];
+    }
+    ch.planes = dp::planes_for(any, c);
+    return ch;
+}
+
+// Plane b of code j, from the definition (with_plane_bit).
+bool digit(std::uint32_t word, unsigned b, unsigned planes, dp::Coding c) {
+    return (word & dp::with_plane_bit(0, b, planes, c, 1)) != 0;
+}
+
+// The five streams of plane b, code by code (FORMAT.md 4.5).
+std::vector<std::vector<bool>> reference_streams(const Chunk& ch, unsigned b, dp::Coding c, bool after_zero_plane) {
+    const std::uint64_t len = ch.words.size();
+    auto sig = [&](std::uint64_t j) {
+        for (unsigned k = 0; k < b; ++k)
+            if (digit(ch.words[j], k, ch.planes, c)) return true;
+        return false;
+    };
+    std::vector<std::vector<bool>> s(dp::kPlaneStreams);
+    for (std::uint64_t j = 0; j < len; ++j) {
+        const bool bit = digit(ch.words[j], b, ch.planes, c);
+        unsigned k;
+        if (sig(j)) {
+            const bool fresh = !after_zero_plane && b > 0 && digit(ch.words[j], b - 1, ch.planes, c) && [&] {
+                for (unsigned q = 0; q + 1 < b; ++q)
+                    if (digit(ch.words[j], q, ch.planes, c)) return false;
+                return true;
+            }();
+            k = fresh ? 3 : 4;
+        } else {
+            k = (j > 0 && sig(j - 1)) + (j + 1 < len && sig(j + 1));
+        }
+        s[k].push_back(bit);
+    }
+    return s;
+}
+
+std::vector<bool> stream_bits(const std::uint32_t* words, std::uint64_t nbits) {
+    std::vector<bool> v(static_cast<std::size_t>(nbits));
+    for (std::uint64_t i = 0; i < nbits; ++i) v[i] = words[i / 32] >> (i % 32) & 1;
+    return v;
+}
+
+// Everything one team computes for a chunk: per plane the streams (split)
+// and the plane merged back from them; after plane 1 also the form below an
+// all-zero plane (fresh = none).
+struct TeamResult {
+    std::vector<std::uint64_t> planes;                  // transpose
+    std::vector<std::vector<std::vector<bool>>> split;  // [plane][k]
+    std::vector<std::vector<bool>> after_zero;          // [k], plane 1 with no fresh codes
+    std::vector<std::uint64_t> merged;                  // planes rebuilt by merge_plane
+    std::vector<std::uint32_t> rebuilt;                 // words rebuilt by deposit_plane
+    std::vector<int> has_bits;
+};
+
+template <typename Team, typename Gather>
+void run_team(const Team& team, const Chunk& ch, dp::Coding c, dp::PlaneSplitScratch* scratch,
+              std::uint64_t* bits_area, std::uint32_t* streams, std::uint64_t* sig, std::uint64_t* fresh,
+              std::uint64_t* merged, std::uint32_t* rebuilt, TeamResult* out, const Gather& gather) {
+    const std::uint64_t len = ch.words.size();
+    const std::uint64_t nw = dp::plane_word_count(len);
+    const std::uint64_t stride = dp::stream_word_count(len);
+    dp::transpose_planes(team, ch.words.data(), len, ch.planes, c, bits_area);
+    team.for_ranks([&](unsigned r) {
+        for (std::uint64_t w = r; w < nw; w += team.size()) sig[w] = fresh[w] = 0;
+    });
+    for (unsigned b = 0; b < ch.planes; ++b) {
+        const std::uint64_t* plane = bits_area + b * nw;
+        const bool has = dp::plane_has_bits(team, plane, nw);
+        std::uint64_t nbits[dp::kPlaneStreams];
+        auto split_and_merge = [&](const std::uint64_t* fr, std::vector<std::vector<bool>>* got) {
+            dp::split_plane(team, plane, sig, fr, len, scratch, streams, nbits, gather);
+            if (team.leads())
+                for (unsigned k = 0; k < dp::kPlaneStreams; ++k) got->push_back(stream_bits(streams + k * stride, nbits[k]));
+            const std::uint8_t* s[dp::kPlaneStreams];
+            for (unsigned k = 0; k < dp::kPlaneStreams; ++k) s[k] = reinterpret_cast<const std::uint8_t*>(streams + k * stride);
+            std::uint64_t counted[dp::kPlaneStreams];
+            dp::count_context_bits(team, sig, fr, len, scratch, counted);
+            dp::merge_plane(team, s, sig, fr, len, *scratch, merged + b * nw, gather);
+        };
+        std::vector<std::vector<bool>> got;
+        split_and_merge(fresh, &got);
+        if (b == 1) {
+            std::vector<std::uint64_t> none(nw, 0);
+            std::vector<std::uint64_t> keep(merged + b * nw, merged + (b + 1) * nw);
+            std::vector<std::vector<bool>> az;
+            split_and_merge(none.data(), &az);
+            if (team.leads()) out->after_zero = az;
+            // both forms must merge back to the same plane
+            if (team.leads() && !std::equal(keep.begin(), keep.end(), merged + b * nw)) out->after_zero.clear();
+        }
+        dp::deposit_plane(team, merged + b * nw, nw, dp::with_plane_bit(0, b, ch.planes, c, 1), rebuilt);
+        dp::advance_significance(team, plane, sig, fresh, nw);
+        if (team.leads()) {
+            out->split.push_back(got);
+            out->has_bits.push_back(has);
+        }
+    }
+    if (team.leads()) {
+        out->planes.assign(bits_area, bits_area + ch.planes * nw);
+        out->merged.assign(merged, merged + ch.planes * nw);
+        out->rebuilt.assign(rebuilt, rebuilt + len);
+    }
+}
+
+// Buffers for one team, filled with garbage (a GPU's temp is not zeroed).
+struct Buffers {
+    explicit Buffers(const Chunk& ch) {
+        const std::uint64_t len = ch.words.size(), nw = dp::plane_word_count(len);
+        bits.assign(ch.planes * nw + 1, 0x5a5a5a5a5a5a5a5aull);
+        streams.assign(dp::kPlaneStreams * dp::stream_word_count(len) + 1, 0xdeadbeef);
+        sig.assign(nw, ~0ull);
+        fresh.assign(nw, ~0ull);
+        merged.assign(ch.planes * nw + 1, 0x1234);
+        rebuilt.assign(len + 1, 0);
+        for (auto& s : scratch.counts)
+            for (auto& v : s) v = 0xffffffffu;
+    }
+    std::vector<std::uint64_t> bits, sig, fresh, merged;
+    std::vector<std::uint32_t> streams, rebuilt;
+    dp::PlaneSplitScratch scratch;
+};
+
+template <typename Team, typename Gather>
+TeamResult run_one(const Team& team, const Chunk& ch, dp::Coding c, const Gather& gather) {
+    Buffers buf(ch);
+    TeamResult out;
+    run_team(team, ch, c, &buf.scratch, buf.bits.data(), buf.streams.data(), buf.sig.data(), buf.fresh.data(),
+             buf.merged.data(), buf.rebuilt.data(), &out, gather);
+    return out;
+}
+
+void check_against_reference(const TeamResult& got, const Chunk& ch, dp::Coding c) {
+    const std::uint64_t len = ch.words.size(), nw = dp::plane_word_count(len);
+    REQUIRE(got.split.size() == ch.planes);
+    for (unsigned b = 0; b < ch.planes; ++b) {
+        INFO("plane " << b << " of " << ch.planes);
+        bool any = false;
+        for (std::uint64_t j = 0; j < len; ++j) {
+            const bool d = digit(ch.words[j], b, ch.planes, c);
+            any |= d;
+            REQUIRE((got.planes[b * nw + j / 64] >> (j % 64) & 1) == d);
+        }
+        for (std::uint64_t j = len; j < 64 * nw; ++j) REQUIRE((got.planes[b * nw + j / 64] >> (j % 64) & 1) == 0);
+        REQUIRE(got.has_bits[b] == any);
+        REQUIRE(got.split[b] == reference_streams(ch, b, c, false));
+        REQUIRE(std::equal(got.planes.begin() + b * nw, got.planes.begin() + (b + 1) * nw, got.merged.begin() + b * nw));
+    }
+    if (ch.planes > 1) REQUIRE(got.after_zero == reference_streams(ch, 1, c, true));
+    REQUIRE(got.rebuilt == ch.words);
+}
+
+}  // namespace
+
+TEST_CASE("plane split: both PEXT / PDEP forms agree on every kind of mask", "[prism][planes_hd]") {
+    std::mt19937_64 rng(41);
+    const dp::LoopBitGather loop;
+    const dp::TableBitGather table;
+    for (int i = 0; i < 200000; ++i) {
+        const std::uint64_t v = rng(), density = rng() % 4;
+        std::uint64_t mask = rng();
+        if (density == 1) mask &= rng() & rng();
+        if (density == 2) mask |= rng() | rng();
+        if (density == 3) mask = i % 2 ? ~0ull : 0;
+        const std::uint64_t g = loop.gather(v, mask);
+        REQUIRE(g == table.gather(v, mask));
+        const unsigned n = mans::detail::popcount64_hd(mask);
+        if (n < 64) REQUIRE(g >> n == 0);
+        const std::uint64_t low = n == 64 ? v : v & ((1ull << n) - 1);
+        REQUIRE(loop.scatter(low, mask) == table.scatter(low, mask));
+        REQUIRE(loop.scatter(g, mask) == (v & mask));
+    }
+}
+
+TEST_CASE("plane split: stream bits are written and read at any offset", "[prism][planes_hd]") {
+    std::mt19937_64 rng(43);
+    std::vector<std::uint32_t> words(64);
+    for (int i = 0; i < 20000; ++i) {
+        const unsigned n = 1 + static_cast<unsigned>(rng() % 64);
+        const std::uint64_t at = rng() % (32 * words.size() - n);
+        const std::uint64_t v = n == 64 ? rng() : rng() & ((1ull << n) - 1);
+        for (auto& w : words) w = static_cast<std::uint32_t>(rng());
+        const std::vector<std::uint32_t> before = words;
+        for (std::uint64_t b = 0; b < n; ++b) words[(at + b) / 32] &= ~(1u << ((at + b) % 32));
+        dp::put_stream_bits(SoloTeam{}, words.data(), at, v, n);
+        for (std::uint64_t b = 0; b < 32 * words.size(); ++b) {
+            const bool inside = b >= at && b < at + n;
+            const bool want = inside ? (v >> (b - at) & 1) : (before[b / 32] >> (b % 32) & 1);
+            REQUIRE((words[b / 32] >> (b % 32) & 1) == want);
+        }
+        REQUIRE(dp::take_stream_bits(reinterpret_cast<const std::uint8_t*>(words.data()), at, n) == v);
+    }
+}
+
+TEST_CASE("plane split: one thread follows FORMAT.md 4.5 code by code", "[prism][planes_hd]") {
+    for (dp::Coding c : {dp::Coding::negabinary, dp::Coding::sign_magnitude})
+        for (std::uint64_t len : {1, 2, 63, 64, 65, 127, 128, 1000, 4096 + 17})
+            for (int shape = 0; shape < 5; ++shape) {
+                INFO("coding " << int(c) << " len " << len << " shape " << shape);
+                const Chunk ch = make_chunk(len, shape, c, len * 7 + shape);
+                check_against_reference(run_one(SoloTeam{}, ch, c, dp::TableBitGather{}), ch, c);
+                check_against_reference(run_one(SoloTeam{}, ch, c, dp::LoopBitGather{}), ch, c);
+            }
+}
+
+TEST_CASE("plane split: teams of 1-64 ranks give the one thread's streams", "[prism][planes_hd]") {
+    std::vector<std::uint64_t> area(mans::detail::kTeamSharedWords);
+    for (dp::Coding c : {dp::Coding::negabinary, dp::Coding::sign_magnitude})
+        for (std::uint64_t len : {1, 64, 65, 700, 4096 + 17})
+            for (int shape : {0, 1, 3, 4}) {
+                const Chunk ch = make_chunk(len, shape, c, len * 11 + shape);
+                const TeamResult solo = run_one(SoloTeam{}, ch, c, dp::TableBitGather{});
+                for (unsigned n : {2u, 3u, 7u, 32u, 64u})
+                    for (bool reverse : {false, true}) {
+                        INFO("coding " << int(c) << " len " << len << " shape " << shape << " ranks " << n
+                                       << (reverse ? " reversed" : ""));
+                        const TeamResult t = run_one(LoopTeam{n, area.data(), reverse}, ch, c, dp::LoopBitGather{});
+                        REQUIRE(t.split == solo.split);
+                        REQUIRE(t.after_zero == solo.after_zero);
+                        REQUIRE(t.merged == solo.merged);
+                        REQUIRE(t.rebuilt == ch.words);
+                    }
+            }
+}
+
+TEST_CASE("plane split: a team of threads gives the one thread's streams", "[prism][planes_hd][thread_team]") {
+    for (dp::Coding c : {dp::Coding::negabinary, dp::Coding::sign_magnitude}) {
+        const Chunk ch = make_chunk(3000, 0, c, 5 + int(c));
+        const TeamResult solo = run_one(SoloTeam{}, ch, c, dp::TableBitGather{});
+        for (unsigned size : {3u, 8u, 32u}) {
+            INFO("coding " << int(c) << " threads " << size);
+            mans_test::ThreadTeamState st(size);
+            Buffers buf(ch);
+            TeamResult got;
+            mans_test::run_members(size, [&](unsigned r) {
+                run_team(mans_test::ThreadTeam{r, size, &st}, ch, c, &buf.scratch, buf.bits.data(), buf.streams.data(),
+                         buf.sig.data(), buf.fresh.data(), buf.merged.data(), buf.rebuilt.data(), &got,
+                         dp::LoopBitGather{});
+            });
+            REQUIRE(got.split == solo.split);
+            REQUIRE(got.after_zero == solo.after_zero);
+            REQUIRE(got.rebuilt == ch.words);
+        }
+    }
+}
