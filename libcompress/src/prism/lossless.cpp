@@ -2,9 +2,9 @@
 #include "prism/lossless.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 
+#include "entropy/cost_model.hpp"
 #include "prism/zero_elim.hpp"
 
 namespace mans::detail::prism {
@@ -26,15 +26,16 @@ bool all_zero(const std::uint8_t* p, std::size_t n) {
     return true;
 }
 
-// Order-0 entropy of the bytes, in bytes: a cheap lower estimate of what
-// rANS could reach, so that near-random planes skip the MANS coder.
-double order0_bytes(const std::uint8_t* p, std::size_t n) {
-    std::uint64_t hist[256] = {};
+// Whether rANS might beat `best` bytes: the bytes' order-0 entropy (a
+// cheap lower estimate of what rANS reaches) below 97 % of it, so that
+// near-random planes skip the MANS coder. Integer 16.16 costs
+// (entropy/cost_model.hpp) rather than a double log2, so that a GPU makes
+// the same choice.
+bool rans_may_win(const std::uint8_t* p, std::size_t n, std::size_t best) {
+    if (n >> 32) return true;  // counts beyond a u32: just try
+    std::uint32_t hist[256] = {};
     for (std::size_t i = 0; i < n; ++i) ++hist[p[i]];
-    double bits = 0;
-    for (std::uint64_t c : hist)
-        if (c) bits -= static_cast<double>(c) * std::log2(static_cast<double>(c) / static_cast<double>(n));
-    return bits / 8;
+    return entropy_cost_fix16(hist, 256) * 100 < std::uint64_t{97} * 8 * kFixOne * best;
 }
 
 // A MANS stream of the bytes; empty when the codec refuses (never expected).
@@ -66,7 +67,7 @@ void encode_best(const std::uint8_t* src, std::size_t n, unsigned width, bool tr
 
     // Zero elimination wins outright on sparse data; rANS is only worth its
     // time when that left most of the bytes.
-    if (try_rans && n % width == 0 && n >= 64 && order0_bytes(src, n) < 0.97 * best.size()) {
+    if (try_rans && n % width == 0 && n >= 64 && rans_may_win(src, n, best.size())) {
         std::vector<std::uint8_t> rans = mans_stream(src, n, width);
         if (!rans.empty() && rans.size() < best.size()) out->method = Method::mans_rans, best.swap(rans);
     }
