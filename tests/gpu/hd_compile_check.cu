@@ -14,6 +14,7 @@
 #include "prism/geometry.hpp"
 #include "prism/plane_split_hd.hpp"
 #include "prism/point_math.hpp"
+#include "prism/traverse.hpp"
 #include "prism/zero_elim_hd.hpp"
 
 namespace p = mans::detail::prism;
@@ -86,3 +87,33 @@ __global__ void prism_split_plane_chunks(const std::uint32_t* words, std::uint64
         p::advance_significance(team, bits + b * nw, sig, fresh, nw);
     }
 }
+
+// One box of a pass on the full grid: one thread block per tile of
+// kTilePoints points (traverse.hpp), each thread its points from
+// box_point, predict_point and encode_point, in the order
+// tests/test_prism_pass_order.cpp checks against the CPU encoder. One
+// stencil kind for the box (a per-block kind would read the level's block
+// bits). mask_bits may be null (no masked points).
+template <typename T>
+__global__ void prism_encode_box_tiles(const T* x, const std::uint8_t* mask_bits, p::Grid g, p::Box b, std::uint64_t u,
+                                       p::Kind kind, double step, double eb, double bound, double* work,
+                                       std::int32_t* codes, unsigned* outlier_bits) {
+    const std::uint64_t n = b.size();
+    const std::uint64_t first = static_cast<std::uint64_t>(blockIdx.x) * p::kTilePoints;
+    const std::uint64_t last = n < first + p::kTilePoints ? n : first + p::kTilePoints;
+    for (std::uint64_t k = first + threadIdx.x; k < last; k += blockDim.x) {
+        std::uint64_t c[p::kMaxRank], idx = 0;
+        p::box_point(g, b, k, c, &idx);
+        const double pred = p::predict_point(work, idx, c, g.n, g.stride, g.rank, b.axes, u, kind);
+        const bool masked = mask_bits && (mask_bits[idx / 8] >> (idx % 8) & 1);
+        const p::EncodedPoint e = p::encode_point<T>(masked ? 0.0 : static_cast<double>(x[idx]), masked, pred, step, eb, bound);
+        codes[b.first_code + k] = e.code;
+        work[idx] = e.work;
+        if (e.outlier) atomicOr(outlier_bits + idx / 32, 1u << (idx % 32));
+    }
+}
+template __global__ void prism_encode_box_tiles<float>(const float*, const std::uint8_t*, p::Grid, p::Box, std::uint64_t,
+                                                       p::Kind, double, double, double, double*, std::int32_t*, unsigned*);
+template __global__ void prism_encode_box_tiles<double>(const double*, const std::uint8_t*, p::Grid, p::Box,
+                                                        std::uint64_t, p::Kind, double, double, double, double*,
+                                                        std::int32_t*, unsigned*);

@@ -264,19 +264,14 @@ LevelForm Encoder<T>::begin_level(unsigned l) {
 // exceed kMaxCode) is stored exactly instead.
 template <typename T>
 double Encoder<T>::visit(unsigned l, std::uint64_t idx, std::uint64_t code, double pred) {
-    std::int32_t& q = codes_->code(code);
-    q = 0;  // masked and outlier points too: every code is written once
-    if (masked(idx)) return pred;
     const LevelMeta& m = h_.level[l];
-    const double xv = x(idx);
-    const QuantizedPoint p = quantize_point<T>(xv, pred, m.step, m.eb, h_.abs_bound);
-    if (!p.ok) {
+    const bool is_masked = masked(idx);
+    const EncodedPoint p = encode_point<T>(is_masked ? 0.0 : x(idx), is_masked, pred, m.step, m.eb, h_.abs_bound);
+    codes_->code(code) = p.code;  // masked and outlier points too: every code is written once
+    if (p.outlier)
         __atomic_fetch_or(&outliers_[static_cast<std::size_t>(idx >> 3)], static_cast<std::uint8_t>(1u << (idx & 7)),
                           __ATOMIC_RELAXED);
-        return xv;
-    }
-    q = p.code;
-    return p.recon;
+    return p.work;
 }
 
 template <typename T>

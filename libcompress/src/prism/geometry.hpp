@@ -65,7 +65,7 @@ struct Box {
     std::uint64_t count[kMaxRank] = {1, 1, 1, 1};
     unsigned axes = 0;            // bit a set: interpolate along axis a
     std::uint64_t first_code = 0; // code index of the box's first point within its level
-    std::uint64_t size() const { return count[0] * count[1] * count[2] * count[3]; }
+    MANS_HD std::uint64_t size() const { return count[0] * count[1] * count[2] * count[3]; }
 };
 
 struct Pass {

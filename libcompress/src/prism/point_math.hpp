@@ -47,4 +47,21 @@ MANS_HD QuantizedPoint quantize_point(double xv, double pred, double step, doubl
     return {ok, ok ? static_cast<std::int32_t>(qd) : 0, recon};
 }
 
+// What the encoder does with a point: its code (0 for masked points and
+// outliers), whether it is an outlier (stored exactly), and its work value,
+// which later predictions read (masked: the prediction itself; outlier: the
+// value; else the reconstruction).
+struct EncodedPoint {
+    std::int32_t code;
+    bool outlier;
+    double work;
+};
+template <typename T>
+MANS_HD EncodedPoint encode_point(double xv, bool masked, double pred, double step, double eb, double abs_bound) {
+    if (masked) return {0, false, pred};
+    const QuantizedPoint p = quantize_point<T>(xv, pred, step, eb, abs_bound);
+    if (!p.ok) return {0, true, xv};
+    return {p.code, false, p.recon};
+}
+
 }  // namespace mans::detail::prism

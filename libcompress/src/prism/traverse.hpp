@@ -8,11 +8,29 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "core/hd.hpp"
 #include "prism/geometry.hpp"
 
 namespace mans::detail::prism {
 
 inline constexpr std::uint64_t kTilePoints = 4096;
+
+// Coordinates c and element index of point k of box b (raster order,
+// fastest axis last): where a thread of a GPU tile starts, and where the
+// CPU's walk over a range starts.
+MANS_HD void box_point(const Grid& g, const Box& b, std::uint64_t k, std::uint64_t* c, std::uint64_t* idx) {
+    std::uint64_t rem = k, at = 0;
+    for (unsigned a = kMaxRank; a-- > 0;) {
+        if (a >= g.rank) {
+            c[a] = 0;
+            continue;
+        }
+        c[a] = b.start[a] + rem % b.count[a] * b.step[a];
+        rem /= b.count[a];
+        at += c[a] * g.stride[a];
+    }
+    *idx = at;
+}
 
 // fn(k, c, idx) for points k in [first, last) of box b: k is the point's
 // rank within the box, c its coordinates, idx its element index.
@@ -21,10 +39,9 @@ inline void visit_box_range(const Grid& g, const Box& b, std::uint64_t first, st
     const unsigned r = g.rank;
     std::uint64_t ci[kMaxRank] = {0, 0, 0, 0};
     std::uint64_t c[kMaxRank] = {0, 0, 0, 0};
-    std::uint64_t rem = first;
-    for (unsigned a = r; a-- > 0;) ci[a] = rem % b.count[a], rem /= b.count[a];
     std::uint64_t idx = 0;
-    for (unsigned a = 0; a < r; ++a) c[a] = b.start[a] + ci[a] * b.step[a], idx += c[a] * g.stride[a];
+    box_point(g, b, first, c, &idx);
+    for (unsigned a = 0; a < r; ++a) ci[a] = (c[a] - b.start[a]) / b.step[a];
     for (std::uint64_t k = first; k < last; ++k) {
         fn(k, static_cast<const std::uint64_t*>(c), idx);
         for (unsigned a = r; a-- > 0;) {  // odometer step, fastest axis first
