@@ -222,7 +222,7 @@ TEST_CASE("plane split: both PEXT / PDEP forms agree on every kind of mask", "[p
 TEST_CASE("plane split: stream bits are written and read at any offset", "[prism][planes_hd]") {
     std::mt19937_64 rng(43);
     std::vector<std::uint32_t> words(64);
-    for (int i = 0; i < 20000; ++i) {
+    for (int i = 0; i < 4000; ++i) {
         const unsigned n = 1 + static_cast<unsigned>(rng() % 64);
         const std::uint64_t at = rng() % (32 * words.size() - n);
         const std::uint64_t v = n == 64 ? rng() : rng() & ((1ull << n) - 1);
@@ -289,4 +289,26 @@ TEST_CASE("plane split: a team of threads gives the one thread's streams", "[pri
             REQUIRE(got.rebuilt == ch.words);
         }
     }
+}
+
+TEST_CASE("plane split: a warp's transpose by ballots gives transpose_planes' planes", "[prism][planes_hd][thread_team]") {
+    for (dp::Coding c : {dp::Coding::negabinary, dp::Coding::sign_magnitude})
+        for (std::uint64_t len : {1, 31, 32, 33, 64, 65, 100, 700})
+            for (int shape : {0, 3, 4}) {
+                const Chunk ch = make_chunk(len, shape, c, len * 13 + shape);
+                const std::uint64_t nw = dp::plane_word_count(len);
+                std::vector<std::uint64_t> want(ch.planes * nw);
+                dp::transpose_planes(SoloTeam{}, ch.words.data(), len, ch.planes, c, want.data());
+                for (unsigned size : {32u, 64u}) {
+                    INFO("coding " << int(c) << " len " << len << " shape " << shape << " threads " << size);
+                    mans_test::ThreadTeamState st(size);
+                    std::vector<std::uint64_t> got(ch.planes * nw, 0x5a5a5a5a5a5a5a5aull);
+                    mans_test::run_members(size, [&](unsigned r) {
+                        const mans_test::ThreadTeam team{r, size, &st};
+                        dp::transpose_planes_by_ballot(team, [&](bool p) { return st.ballot(r, size, p); },
+                                                       ch.words.data(), len, ch.planes, c, got.data());
+                    });
+                    REQUIRE(got == want);
+                }
+            }
 }

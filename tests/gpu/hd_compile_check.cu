@@ -55,7 +55,7 @@ __global__ void prism_zero_elim_chunks(const std::uint8_t* src, std::size_t chun
 }
 
 // The bit work of bitplane chunks, one warp per chunk (a team, as the CPU
-// tests run it with 32 ranks): transpose to planes, then per plane the five
+// tests run it with 32 ranks): transpose to planes by ballots, then per plane the five
 // context streams and the next plane's significance. Per chunk, global
 // memory holds planes * nw plane words, sig and fresh (nw each) and
 // 5 * stream_word_count(len) stream words for the plane being split;
@@ -75,7 +75,8 @@ __global__ void prism_split_plane_chunks(const std::uint32_t* words, std::uint64
     std::uint64_t* sig = sig_fresh + c * 2 * nw;
     std::uint64_t* fresh = sig + nw;
     std::uint32_t* mine = streams + c * p::kPlaneStreams * p::stream_word_count(len);
-    p::transpose_planes(team, words + c * len, len, planes, p::Coding::negabinary, bits);
+    p::transpose_planes_by_ballot(team, [](bool v) { return static_cast<std::uint64_t>(mans_gpu_ballot(v)); },
+                                  words + c * len, len, planes, p::Coding::negabinary, bits);
     team.for_ranks([&](unsigned r) {
         for (std::uint64_t w = r; w < nw; w += team.size()) sig[w] = fresh[w] = 0;
     });

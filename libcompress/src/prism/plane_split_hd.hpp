@@ -113,6 +113,33 @@ MANS_HD void transpose_planes(const Team& team, const std::uint32_t* words, std:
     });
 }
 
+// transpose_planes by votes, for a team of 32 or 64 ranks (a warp): rank r
+// holds code g * size + r of group g, and plane b of the group is the
+// ballot of its digits. `ballot(p)` is called by every member at the same
+// points and returns the mask of the ranks whose p was true (the warp's
+// ballot). Same result as transpose_planes, without a per-code loop over
+// set bits or per-plane accumulators.
+template <typename Team, typename Ballot>
+MANS_HD void transpose_planes_by_ballot(const Team& team, Ballot&& ballot, const std::uint32_t* words,
+                                        std::uint64_t len, unsigned planes, Coding c, std::uint64_t* bits) {
+    const unsigned size = team.size();  // 32 or 64: a group is a whole word or half of one
+    const std::uint64_t nw = plane_word_count(len);
+    team.for_ranks([&](unsigned r) {
+        for (std::uint64_t first = 0; first < len; first += size) {
+            const std::uint64_t j = first + r;
+            const std::uint32_t word = j < len ? words[j] : 0;
+            const std::uint64_t w = first / 64;
+            const unsigned shift = static_cast<unsigned>(first % 64);
+            for (unsigned b = 0; b < planes; ++b) {
+                const std::uint64_t votes = ballot((word & with_plane_bit(0, b, planes, c, 1)) != 0);
+                if (r != 0) continue;
+                std::uint64_t* out = bits + static_cast<std::uint64_t>(b) * nw + w;
+                *out = shift ? *out | votes << shift : votes;  // rank 0 writes both halves of a word
+            }
+        }
+    });
+}
+
 // sig[w] = the codes of word w with a bit in `higher` (the planes a reader
 // already has), for every word of the chunk.
 template <typename Team>
