@@ -235,7 +235,11 @@ TEST_CASE("plane split: stream bits are written and read at any offset", "[prism
             const bool want = inside ? (v >> (b - at) & 1) : (before[b / 32] >> (b % 32) & 1);
             REQUIRE((words[b / 32] >> (b % 32) & 1) == want);
         }
-        REQUIRE(dp::take_stream_bits(reinterpret_cast<const std::uint8_t*>(words.data()), at, n) == v);
+        const auto* bytes = reinterpret_cast<const std::uint8_t*>(words.data());
+        REQUIRE(dp::take_stream_bits(bytes, 4 * words.size(), at, n) == v);
+        // A stream that ends with these bits: no byte past it is read (ASan).
+        const std::vector<std::uint8_t> exact(bytes, bytes + (at + n + 7) / 8);
+        REQUIRE(dp::take_stream_bits(exact.data(), exact.size(), at, n) == v);
     }
 }
 

@@ -118,3 +118,26 @@ template __global__ void prism_encode_box_tiles<float>(const float*, const std::
 template __global__ void prism_encode_box_tiles<double>(const double*, const std::uint8_t*, p::Grid, p::Box,
                                                         std::uint64_t, p::Kind, double, double, double, double*,
                                                         std::int32_t*, unsigned*);
+
+// The reader's side of prism_encode_box_tiles: the words read so far (any
+// prefix of the level's planes), outliers' stored values by point.
+template <typename T>
+__global__ void prism_decode_box_tiles(const std::uint32_t* words, const std::uint8_t* mask_bits,
+                                       const unsigned* outlier_bits, const T* outlier_value, p::Grid g, p::Box b,
+                                       std::uint64_t u, p::Kind kind, double step, p::Coding coding, double* work) {
+    const std::uint64_t n = b.size();
+    const std::uint64_t first = static_cast<std::uint64_t>(blockIdx.x) * p::kTilePoints;
+    const std::uint64_t last = n < first + p::kTilePoints ? n : first + p::kTilePoints;
+    for (std::uint64_t k = first + threadIdx.x; k < last; k += blockDim.x) {
+        std::uint64_t c[p::kMaxRank], idx = 0;
+        p::box_point(g, b, k, c, &idx);
+        const double pred = p::predict_point(work, idx, c, g.n, g.stride, g.rank, b.axes, u, kind);
+        const bool masked = mask_bits && (mask_bits[idx / 8] >> (idx % 8) & 1);
+        const bool outlier = outlier_bits[idx / 32] >> (idx % 32) & 1;
+        work[idx] = p::decode_point(outlier, outlier ? static_cast<double>(outlier_value[idx]) : 0.0, masked, pred, step,
+                                    static_cast<double>(p::decode_word(words[b.first_code + k], coding)));
+    }
+}
+template __global__ void prism_decode_box_tiles<float>(const std::uint32_t*, const std::uint8_t*, const unsigned*,
+                                                       const float*, p::Grid, p::Box, std::uint64_t, p::Kind, double,
+                                                       p::Coding, double*);

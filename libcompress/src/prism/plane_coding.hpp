@@ -27,6 +27,60 @@ struct TableBitGather {
     std::uint64_t scatter(std::uint64_t v, std::uint64_t mask) const;
 };
 
+// PEXT / PDEP of one byte of a mask (TableBitGather).
+struct ByteTables {
+    std::uint8_t pext[256][256];  // [mask][value]: value's bits at mask, packed low
+    std::uint8_t pdep[256][256];  // [mask][bits]: low bits placed at mask's positions
+    std::uint8_t count[256];
+    ByteTables() {
+        for (unsigned m = 0; m < 256; ++m) {
+            count[m] = static_cast<std::uint8_t>(__builtin_popcount(m));
+            for (unsigned v = 0; v < 256; ++v) {
+                unsigned ext = 0, dep = 0, k = 0;
+                for (unsigned b = 0; b < 8; ++b) {
+                    if (!(m >> b & 1)) continue;
+                    ext |= (v >> b & 1) << k;
+                    dep |= (v >> k & 1) << b;
+                    ++k;
+                }
+                pext[m][v] = static_cast<std::uint8_t>(ext);
+                pdep[m][v] = static_cast<std::uint8_t>(dep);
+            }
+        }
+    }
+};
+inline const ByteTables& byte_tables() {
+    static const ByteTables t;
+    return t;
+}
+
+inline std::uint64_t TableBitGather::gather(std::uint64_t v, std::uint64_t mask) const {
+    if (mask == ~std::uint64_t{0}) return v;
+    if (!(v & mask)) return 0;
+    const ByteTables& t = byte_tables();
+    std::uint64_t out = 0;
+    unsigned at = 0;
+    for (unsigned i = 0; i < 64; i += 8) {
+        const unsigned m = static_cast<unsigned>(mask >> i & 0xff);
+        out |= static_cast<std::uint64_t>(t.pext[m][v >> i & 0xff]) << at;
+        at += t.count[m];
+    }
+    return out;
+}
+
+inline std::uint64_t TableBitGather::scatter(std::uint64_t v, std::uint64_t mask) const {
+    if (mask == ~std::uint64_t{0}) return v;
+    if (!v) return 0;
+    const ByteTables& t = byte_tables();
+    std::uint64_t out = 0;
+    for (unsigned i = 0; i < 64 && v; i += 8) {
+        const unsigned m = static_cast<unsigned>(mask >> i & 0xff);
+        out |= static_cast<std::uint64_t>(t.pdep[m][v & 0xff]) << i;
+        v >>= t.count[m];
+    }
+    return out;
+}
+
 // Codes every plane of the chunk words[0..len): (*out)[b] is the segment
 // payload of plane b, empty when the plane is all zero in this chunk.
 // after_zero_plane (optional) receives plane 1 coded as if an all-zero

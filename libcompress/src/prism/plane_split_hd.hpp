@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/byte_io.hpp"  // load_le
 #include "core/hd.hpp"
 #include "core/team.hpp"
 #include "prism/codes.hpp"
@@ -224,16 +225,25 @@ MANS_HD void put_stream_bits(const Team& team, std::uint32_t* stream, std::uint6
     }
 }
 
-// The n <= 64 bits of a stream's bytes at bit `at` (at + n within them).
-MANS_HD std::uint64_t take_stream_bits(const std::uint8_t* stream, std::uint64_t at, unsigned n) {
+// The n <= 64 bits at bit `at` of a stream of nbytes bytes (at + n within
+// them): two loads where 9 bytes from at / 8 are there, else a byte at a
+// time, so that no byte past the stream is read.
+MANS_HD std::uint64_t take_stream_bits(const std::uint8_t* stream, std::uint64_t nbytes, std::uint64_t at,
+                                       unsigned n) {
+    const std::uint64_t byte = at / 8;
+    const unsigned shift = static_cast<unsigned>(at % 8);
     std::uint64_t v = 0;
-    unsigned got = 0;
-    while (got < n) {
-        const unsigned shift = static_cast<unsigned>(at % 8);
-        const unsigned take = 8 - shift < n - got ? 8 - shift : n - got;
-        v |= static_cast<std::uint64_t>((stream[at / 8] >> shift) & ((1u << take) - 1)) << got;
+    if (byte + 9 <= nbytes) {
+        v = load_le<std::uint64_t>(stream + byte) >> shift;
+        if (shift) v |= static_cast<std::uint64_t>(stream[byte + 8]) << (64 - shift);
+        return n == 64 ? v : v & ((std::uint64_t{1} << n) - 1);
+    }
+    for (unsigned got = 0; got < n;) {  // near the end: only the stream's own bytes
+        const std::uint64_t bit = at + got;
+        const unsigned in_byte = static_cast<unsigned>(bit % 8);
+        const unsigned take = 8 - in_byte < n - got ? 8 - in_byte : n - got;
+        v |= static_cast<std::uint64_t>((stream[bit / 8] >> in_byte) & ((1u << take) - 1)) << got;
         got += take;
-        at += take;
     }
     return v;
 }
@@ -282,6 +292,8 @@ MANS_HD void merge_plane(const Team& team, const std::uint8_t* const* stream, co
                          const std::uint64_t* fresh, std::uint64_t len, const PlaneSplitScratch& scratch,
                          std::uint64_t* plane, const Gather& gather = Gather{}) {
     const std::uint64_t nw = plane_word_count(len);
+    std::uint64_t nbytes[kPlaneStreams];
+    for (unsigned k = 0; k < kPlaneStreams; ++k) nbytes[k] = (rank_stream_start(scratch, k, team.size()) + 7) / 8;
     team.for_ranks([&](unsigned r) {
         const RankSpan mine = rank_span(r, team.size(), nw);
         std::uint64_t at[kPlaneStreams];
@@ -292,7 +304,7 @@ MANS_HD void merge_plane(const Team& team, const std::uint8_t* const* stream, co
             std::uint64_t p = 0;
             for (unsigned k = 0; k < kPlaneStreams; ++k) {
                 const unsigned n = popcount64_hd(m[k]);
-                if (n) p |= gather.scatter(take_stream_bits(stream[k], at[k], n), m[k]);
+                if (n) p |= gather.scatter(take_stream_bits(stream[k], nbytes[k], at[k], n), m[k]);
                 at[k] += n;
             }
             plane[w] = p;

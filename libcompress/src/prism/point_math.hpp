@@ -64,4 +64,14 @@ MANS_HD EncodedPoint encode_point(double xv, bool masked, double pred, double st
     return {p.code, false, p.recon};
 }
 
+// What the reader rebuilds at a point from the code q it has read so far
+// (any prefix of its planes): an outlier's stored value, the prediction at
+// a masked point (the output takes the stored value; later predictions
+// read this, as in the encoder), else the reconstruction.
+MANS_HD double decode_point(bool outlier, double stored, bool masked, double pred, double step, double q) {
+    if (outlier) return stored;
+    if (masked) return pred;
+    return reconstruct_point(pred, step, q);
+}
+
 }  // namespace mans::detail::prism

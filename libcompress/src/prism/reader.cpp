@@ -273,10 +273,10 @@ public:
     StepJobs begin_step(unsigned, const std::vector<CodeRange>& r) { return codes_ ? codes_->prepare(r) : StepJobs{}; }
     void job(std::size_t j) { codes_->job(j); }
     double visit(unsigned, std::uint64_t idx, std::uint64_t code, double pred) const {
-        if (bit(outliers_, idx)) return outlier_value(idx);
-        if (bit(base_.mask_bits, idx)) return pred;
-        const double q = codes_ ? static_cast<double>(decode_word(codes_->word(code), h_.coding)) : 0.0;
-        return reconstruct_point(pred, step_, q);
+        const bool outlier = bit(outliers_, idx), masked = bit(base_.mask_bits, idx);
+        const double q =
+            codes_ && !outlier && !masked ? static_cast<double>(decode_word(codes_->word(code), h_.coding)) : 0.0;
+        return decode_point(outlier, outlier ? outlier_value(idx) : 0.0, masked, pred, step_, q);
     }
     Errc end_step(unsigned, const std::vector<CodeRange>& r) { return codes_ ? codes_->commit(r) : Errc::ok; }
     Errc end_level(unsigned) {
