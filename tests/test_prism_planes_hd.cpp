@@ -12,6 +12,7 @@
 #include "prism/codes.hpp"
 #include "prism/plane_coding.hpp"
 #include "prism/plane_split_hd.hpp"
+#include "prism/truncation_stats_hd.hpp"
 #include "thread_team.hpp"
 
 namespace dp = mans::detail::prism;
@@ -315,4 +316,52 @@ TEST_CASE("plane split: a warp's transpose by ballots gives transpose_planes' pl
                     REQUIRE(got == want);
                 }
             }
+}
+
+TEST_CASE("truncation stats: exact sums, the same for every team", "[prism][planes_hd]") {
+    std::vector<std::uint64_t> area(mans::detail::kTeamSharedWords);
+    for (dp::Coding c : {dp::Coding::negabinary, dp::Coding::sign_magnitude})
+        for (std::uint64_t len : {1, 65, 4096 + 17, 131072})
+            for (int shape : {0, 1, 3, 4}) {
+                INFO("coding " << int(c) << " len " << len << " shape " << shape);
+                const Chunk ch = make_chunk(len, shape, c, len * 17 + shape);
+                std::vector<std::int32_t> q(len);
+                for (std::uint64_t j = 0; j < len; ++j) q[j] = dp::decode_word(ch.words[j], c);
+                // The definition, with 128-bit integers.
+                std::vector<std::uint32_t> want_max(ch.planes + 1, 0);
+                std::vector<unsigned __int128> want_sum(ch.planes + 1, 0);
+                for (std::uint64_t j = 0; j < len; ++j)
+                    for (unsigned d = 1; d <= ch.planes; ++d) {
+                        const std::int64_t e = q[j] - dp::decode_word(ch.words[j] & ~((d >= 32 ? 0xffffffffu : (1u << d) - 1) &
+                                                                                   (c == dp::Coding::sign_magnitude ? 0x7fffffffu : 0xffffffffu)), c);
+                        const std::uint64_t a = static_cast<std::uint64_t>(e < 0 ? -e : e);
+                        want_max[d] = std::max<std::uint32_t>(want_max[d], static_cast<std::uint32_t>(a));
+                        want_sum[d] += static_cast<unsigned __int128>(a) * a;
+                    }
+                std::vector<dp::TruncationPartial> partial(64 * (ch.planes + 1)), got(ch.planes + 1);
+                auto check = [&](const std::vector<dp::TruncationPartial>& s) {
+                    for (unsigned d = 0; d <= ch.planes; ++d) {
+                        INFO("digits dropped " << d);
+                        REQUIRE(s[d].max_err == want_max[d]);
+                        REQUIRE(((static_cast<unsigned __int128>(s[d].sum_sq.hi) << 64) | s[d].sum_sq.lo) == want_sum[d]);
+                    }
+                };
+                dp::truncation_stats(SoloTeam{}, q.data(), ch.words.data(), len, ch.planes, c, partial.data(), got.data());
+                check(got);
+                for (unsigned n : {2u, 7u, 32u, 64u})
+                    for (bool reverse : {false, true}) {
+                        INFO("ranks " << n << (reverse ? " reversed" : ""));
+                        std::vector<dp::TruncationPartial> t(ch.planes + 1);
+                        dp::truncation_stats(LoopTeam{n, area.data(), reverse}, q.data(), ch.words.data(), len, ch.planes,
+                                             c, partial.data(), t.data());
+                        check(t);
+                    }
+            }
+    // The carry, and one conversion formula.
+    dp::SquareSum s;
+    s.add(~0ull);
+    s.add(2ull);
+    REQUIRE(s.lo == 1);
+    REQUIRE(s.hi == 1);
+    REQUIRE(s.to_double() == 18446744073709551617.0);
 }

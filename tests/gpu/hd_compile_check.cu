@@ -15,6 +15,7 @@
 #include "prism/plane_split_hd.hpp"
 #include "prism/point_math.hpp"
 #include "prism/traverse.hpp"
+#include "prism/truncation_stats_hd.hpp"
 #include "prism/zero_elim_hd.hpp"
 
 namespace p = mans::detail::prism;
@@ -141,3 +142,18 @@ __global__ void prism_decode_box_tiles(const std::uint32_t* words, const std::ui
 template __global__ void prism_decode_box_tiles<float>(const std::uint32_t*, const std::uint8_t*, const unsigned*,
                                                        const float*, p::Grid, p::Box, std::uint64_t, p::Kind, double,
                                                        p::Coding, double*);
+
+// Truncation statistics of chunks, one warp per chunk; partials holds
+// kWarp * (planes + 1) entries per chunk.
+__global__ void prism_truncation_stats_chunks(const std::int32_t* codes, const std::uint32_t* words, std::uint64_t len,
+                                              std::size_t chunks, unsigned planes, p::TruncationPartial* partials,
+                                              p::TruncationPartial* stats) {
+    constexpr unsigned kWarpsPerBlock = 4;
+    __shared__ std::uint64_t area[kWarpsPerBlock][mans::detail::kTeamSharedWords];
+    const unsigned warp = threadIdx.x / mans::detail::kWarp;
+    const std::size_t c = static_cast<std::size_t>(blockIdx.x) * kWarpsPerBlock + warp;
+    if (c >= chunks) return;
+    const mans::detail::WarpTeam team{threadIdx.x % mans::detail::kWarp, area[warp]};
+    p::truncation_stats(team, codes + c * len, words + c * len, len, planes, p::Coding::negabinary,
+                        partials + c * mans::detail::kWarp * (planes + 1), stats + c * (planes + 1));
+}

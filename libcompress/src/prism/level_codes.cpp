@@ -8,6 +8,7 @@
 
 #include "core/status.hpp"
 #include "prism/plane_coding.hpp"
+#include "prism/truncation_stats_hd.hpp"
 
 namespace mans::detail::prism {
 namespace {
@@ -71,16 +72,11 @@ void LevelEncoder::code_chunk(std::uint64_t ch) {
     Chunk& c = done_[ch];
     const unsigned P = planes_for(any, coding_);
     c.planes = P;
-    c.max_err.assign(P + 1, 0);
-    c.sum_sq.assign(P + 1, 0);
-    for (std::uint64_t j = 0; j < n; ++j) {
-        if (q[j] == 0) continue;
-        for (unsigned d = 1; d <= P; ++d) {
-            const double e = truncation_error(words[j], q[j], P - d, P, coding_);
-            c.max_err[d] = std::max(c.max_err[d], std::fabs(e));
-            c.sum_sq[d] += e * e;
-        }
-    }
+    TruncationPartial partial[kMaxPlanes + 1], stats[kMaxPlanes + 1];
+    truncation_stats(SoloTeam{}, q, words.data(), n, P, coding_, partial, stats);
+    c.max_err.resize(P + 1);
+    c.sum_sq.resize(P + 1);
+    for (unsigned d = 0; d <= P; ++d) c.max_err[d] = stats[d].max_err, c.sum_sq[d] = stats[d].sum_sq.to_double();
     const bool two_forms = coding_ == Coding::sign_magnitude && P >= 2;
     encode_plane_chunks(words.data(), n, P, coding_, &c.seg, two_forms ? &c.after_zero_plane : nullptr);
 }
