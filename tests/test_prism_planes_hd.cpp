@@ -5,6 +5,7 @@
 // orders, and real threads), with both PEXT / PDEP forms.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -364,4 +365,37 @@ TEST_CASE("truncation stats: exact sums, the same for every team", "[prism][plan
     REQUIRE(s.lo == 1);
     REQUIRE(s.hi == 1);
     REQUIRE(s.to_double() == 18446744073709551617.0);
+}
+
+TEST_CASE("plane segment: method choice and layout", "[prism][planes_hd]") {
+    using dp::Method;
+    CHECK(dp::pick_method(100, true, 5, 3) == Method::zero);
+    CHECK(dp::pick_method(100, false, 100, 0) == Method::raw);        // a tie keeps raw
+    CHECK(dp::pick_method(100, false, 99, 0) == Method::zero_elim);
+    CHECK(dp::pick_method(100, false, 99, 99) == Method::zero_elim);  // ... and zero elimination
+    CHECK(dp::pick_method(100, false, 99, 98) == Method::mans_rans);
+    CHECK(dp::pick_method(100, false, 120, 100) == Method::raw);
+    CHECK(dp::pick_method(100, false, 120, 0) == Method::raw);        // rANS not tried
+    // Streams 0 and 3 empty (zero), 1 raw of 200 bytes (a 2-byte varint), 2 and 4 of 1 and 3 bytes.
+    const Method method[dp::kPlaneStreams] = {Method::zero, Method::raw, Method::zero_elim, Method::zero, Method::mans_rans};
+    std::vector<std::uint8_t> raw(200, 7);
+    const std::uint8_t ze[1] = {9}, rans[3] = {1, 2, 3};
+    const std::uint8_t* payload[dp::kPlaneStreams] = {nullptr, raw.data(), ze, nullptr, rans};
+    const std::size_t size[dp::kPlaneStreams] = {0, 200, 1, 0, 3};
+    const std::size_t n = dp::plane_segment_bytes(method, size);
+    REQUIRE(n == 2 + 2 + 200 + 1 + 1 + 1 + 3);
+    std::vector<std::uint8_t> out(n + 1, 0xee);
+    REQUIRE(dp::write_plane_segment(method, payload, size, out.data()) == n);
+    const unsigned methods = 1u << 2 | 2u << 4 | 3u << 8;
+    CHECK(out[0] == (methods & 0xff));
+    CHECK(out[1] == methods >> 8);
+    CHECK(out[2] == (200 & 0x7f | 0x80));
+    CHECK(out[3] == 1);
+    CHECK(std::all_of(out.begin() + 4, out.begin() + 204, [](std::uint8_t b) { return b == 7; }));
+    CHECK(out[204] == 1);
+    CHECK(out[205] == 9);
+    CHECK(out[206] == 3);
+    CHECK(out[207] == 1);
+    CHECK(out[209] == 3);
+    CHECK(out[210] == 0xee);  // nothing past the segment
 }

@@ -157,3 +157,41 @@ __global__ void prism_truncation_stats_chunks(const std::int32_t* codes, const s
     p::truncation_stats(team, codes + c * len, words + c * len, len, planes, p::Coding::negabinary,
                         partials + c * mans::detail::kWarp * (planes + 1), stats + c * (planes + 1));
 }
+
+// The segment of one plane of one chunk from its five streams (after
+// prism_split_plane_chunks), one thread per (chunk, plane): each stream's
+// zero elimination, the method choice and the segment layout. Without the
+// rANS candidate (a MANS stream of the stream's bytes, which the device
+// chunk encoder would supply), so where the CPU picks rANS this writes
+// other bytes: a build check, not a coder yet. scratch holds, per thread
+// and stream, the zero elimination's maps and output (2 * maps + stream
+// buffer bytes).
+__global__ void prism_plane_segments(const std::uint32_t* streams, const std::uint64_t* bits, std::uint64_t len,
+                                     std::size_t items, std::uint8_t* scratch, std::uint8_t* segments,
+                                     std::size_t segment_capacity, std::size_t* segment_bytes) {
+    const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= items) return;
+    const std::uint64_t stride = p::stream_word_count(len);
+    const std::size_t cap = static_cast<std::size_t>(4 * stride);  // bytes of a stream buffer
+    const std::size_t maps = p::zero_elim_map_bytes(cap);
+    const std::size_t region = maps + cap + maps;
+    std::uint8_t* mine = scratch + i * p::kPlaneStreams * region;
+    p::Method method[p::kPlaneStreams];
+    const std::uint8_t* payload[p::kPlaneStreams];
+    std::size_t size[p::kPlaneStreams];
+    for (unsigned k = 0; k < p::kPlaneStreams; ++k) {
+        const auto* src = reinterpret_cast<const std::uint8_t*>(streams + (i * p::kPlaneStreams + k) * stride);
+        const std::size_t n = static_cast<std::size_t>((bits[i * p::kPlaneStreams + k] + 7) / 8);
+        bool zero = true;
+        for (std::size_t j = 0; j < n && zero; ++j) zero = src[j] == 0;
+        std::uint8_t* rze_maps = mine + k * region;
+        std::uint8_t* rze = rze_maps + maps;
+        const std::size_t rze_bytes = zero ? 0 : p::zero_elim_encode_into(src, n, rze_maps, rze);
+        method[k] = p::pick_method(n, zero, rze_bytes, 0);
+        payload[k] = method[k] == p::Method::zero_elim ? rze : src;
+        size[k] = method[k] == p::Method::zero ? 0 : method[k] == p::Method::zero_elim ? rze_bytes : n;
+    }
+    const std::size_t need = p::plane_segment_bytes(method, size);
+    segment_bytes[i] = need;
+    if (need <= segment_capacity) p::write_plane_segment(method, payload, size, segments + i * segment_capacity);
+}

@@ -55,23 +55,22 @@ std::vector<std::uint8_t> mans_stream(const std::uint8_t* src, std::size_t n, un
 void encode_best(const std::uint8_t* src, std::size_t n, unsigned width, bool try_rans, Encoded* out) {
     out->bytes.clear();
     if (all_zero(src, n)) {
-        out->method = Method::zero;
+        out->method = pick_method(n, true, 0, 0);
         return;
     }
-    out->method = Method::raw;
-    std::vector<std::uint8_t> best(src, src + n);
-
-    std::vector<std::uint8_t> rze;
+    std::vector<std::uint8_t> rze, rans;
     zero_elim_encode(src, n, &rze);
-    if (rze.size() < best.size()) out->method = Method::zero_elim, best.swap(rze);
-
     // Zero elimination wins outright on sparse data; rANS is only worth its
     // time when that left most of the bytes.
-    if (try_rans && n % width == 0 && n >= 64 && rans_may_win(src, n, best.size())) {
-        std::vector<std::uint8_t> rans = mans_stream(src, n, width);
-        if (!rans.empty() && rans.size() < best.size()) out->method = Method::mans_rans, best.swap(rans);
+    const std::size_t best_so_far = std::min(n, rze.size());
+    if (try_rans && n % width == 0 && n >= 64 && rans_may_win(src, n, best_so_far)) rans = mans_stream(src, n, width);
+    out->method = pick_method(n, false, rze.size(), rans.size());
+    switch (out->method) {
+        case Method::raw: out->bytes.assign(src, src + n); break;
+        case Method::zero_elim: out->bytes.swap(rze); break;
+        case Method::mans_rans: out->bytes.swap(rans); break;
+        case Method::zero: break;
     }
-    out->bytes.swap(best);
 }
 
 Errc decode_payload(Method method, const std::uint8_t* payload, std::size_t size, std::uint8_t* dst,

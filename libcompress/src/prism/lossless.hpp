@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/hd.hpp"
 #include "mans/mans.hpp"
 
 namespace mans::detail::prism {
@@ -21,6 +22,20 @@ struct Encoded {
     Method method = Method::zero;
     std::vector<std::uint8_t> bytes;
 };
+
+// The method encode_best picks for n bytes from the candidates' sizes:
+// zero when every byte is zero, else the smallest of raw (n), zero
+// elimination and, when it was tried (rans_bytes > 0), the MANS stream; a
+// tie keeps the earlier of raw, zero_elim, mans_rans. MANS_HD, so that a
+// GPU that computed the same candidates picks the same.
+MANS_HD Method pick_method(std::size_t n, bool all_zero, std::size_t zero_elim_bytes, std::size_t rans_bytes) {
+    if (all_zero) return Method::zero;
+    Method m = Method::raw;
+    std::size_t best = n;
+    if (zero_elim_bytes < best) m = Method::zero_elim, best = zero_elim_bytes;
+    if (rans_bytes > 0 && rans_bytes < best) m = Method::mans_rans;
+    return m;
+}
 
 // Codes src[0..n) with the smallest method; `try_rans` allows the MANS coder.
 void encode_best(const std::uint8_t* src, std::size_t n, unsigned width, bool try_rans, Encoded* out);

@@ -28,26 +28,24 @@ std::uint32_t higher_mask(unsigned b, unsigned planes, Coding c) {
     return m;
 }
 
-// Segment payload: u16 with 2 bits per context (its method), then for each
-// context whose method is not 0: varint stored bytes and the payload.
-// Stream k is the first ceil(bits[k] / 8) bytes of streams + k * stride.
+// The segment of a plane from its five streams (stream k: the first
+// ceil(bits[k] / 8) bytes of streams + k * stride), each with its best
+// method (lossless.hpp).
 void put_sub_blobs(const std::uint32_t* streams, std::uint64_t stride, const std::uint64_t* bits,
                    std::vector<std::uint8_t>* out) {
     Encoded e[kPlaneStreams];
-    std::uint16_t methods = 0;
+    Method method[kPlaneStreams];
+    const std::uint8_t* payload[kPlaneStreams];
+    std::size_t size[kPlaneStreams];
     for (unsigned k = 0; k < kPlaneStreams; ++k) {
         const auto* bytes = reinterpret_cast<const std::uint8_t*>(streams + k * stride);
         encode_best(bytes, static_cast<std::size_t>((bits[k] + 7) / 8), 1, true, &e[k]);
-        methods |= static_cast<std::uint16_t>(static_cast<unsigned>(e[k].method) << (2 * k));
+        method[k] = e[k].method;
+        payload[k] = e[k].bytes.data();
+        size[k] = e[k].bytes.size();
     }
-    out->push_back(static_cast<std::uint8_t>(methods));
-    out->push_back(static_cast<std::uint8_t>(methods >> 8));
-    for (unsigned k = 0; k < kPlaneStreams; ++k) {
-        if (e[k].method == Method::zero) continue;
-        std::uint8_t v[kMaxVarintBytes];
-        out->insert(out->end(), v, v + encode_varint(e[k].bytes.size(), v));
-        out->insert(out->end(), e[k].bytes.begin(), e[k].bytes.end());
-    }
+    out->resize(plane_segment_bytes(method, size));
+    write_plane_segment(method, payload, size, out->data());
 }
 
 Errc get_sub_blob(ByteReader* r, Method method, std::uint64_t nbits, std::vector<std::uint8_t>* bits) {

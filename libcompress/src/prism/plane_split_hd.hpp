@@ -26,6 +26,7 @@
 #include "core/hd.hpp"
 #include "core/team.hpp"
 #include "prism/codes.hpp"
+#include "prism/lossless.hpp"  // Method
 
 namespace mans::detail::prism {
 
@@ -320,6 +321,32 @@ MANS_HD void deposit_plane(const Team& team, const std::uint64_t* plane, std::ui
         for (std::uint64_t w = r; w < nw; w += team.size())
             for (std::uint64_t p = plane[w]; p; p &= p - 1) words[64 * w + ctz64(p)] |= digit;
     });
+}
+
+// A plane's segment (FORMAT.md 4.5): u16 with 2 bits per context (its
+// method), then for each context whose method is not zero: varint stored
+// bytes and the payload. Its size first, then the bytes (one thread).
+MANS_HD std::size_t plane_segment_bytes(const Method* method, const std::size_t* size) {
+    std::size_t n = 2;
+    std::uint8_t v[kMaxVarintBytes];
+    for (unsigned k = 0; k < kPlaneStreams; ++k)
+        if (method[k] != Method::zero) n += encode_varint(size[k], v) + size[k];
+    return n;
+}
+MANS_HD std::size_t write_plane_segment(const Method* method, const std::uint8_t* const* payload,
+                                        const std::size_t* size, std::uint8_t* out) {
+    unsigned methods = 0;
+    for (unsigned k = 0; k < kPlaneStreams; ++k) methods |= static_cast<unsigned>(method[k]) << (2 * k);
+    out[0] = static_cast<std::uint8_t>(methods);
+    out[1] = static_cast<std::uint8_t>(methods >> 8);
+    std::size_t at = 2;
+    for (unsigned k = 0; k < kPlaneStreams; ++k) {
+        if (method[k] == Method::zero) continue;
+        at += encode_varint(size[k], out + at);
+        hd_memcpy(out + at, payload[k], size[k]);
+        at += size[k];
+    }
+    return at;
 }
 
 }  // namespace mans::detail::prism
