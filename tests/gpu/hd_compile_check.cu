@@ -2,9 +2,11 @@
 // although no module kernel runs it yet: the per-point quantizer and
 // reconstruction, the interpolation stencils, the code words, the zero
 // elimination and the bit work of bitplane chunks (with a warp as the
-// team, backends/gpu/warp_team.hpp). CI compiles this with nvcc, so code that a GPU could not
-// run fails the build here; the CPU tests run the same functions. (The
-// MANS code is compiled by the modules, whose kernels run it.)
+// team, backends/gpu/warp_team.hpp), the per-point steps of a pass, the
+// truncation statistics and the segment layout. CI compiles this with nvcc
+// and hipcc (tests/CMakeLists.txt), so code that a GPU could not run fails
+// the build here; the CPU tests run the same functions. (The MANS code is
+// compiled by the modules, whose kernels run it.)
 #include <cstddef>
 #include <cstdint>
 
