@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -55,9 +56,9 @@ struct Replay {
         return std::binary_search(base.outlier_index.begin(), base.outlier_index.end(), i);
     }
 
-    // fn(l, code index, c, idx, pred) -> work value, for every predicted
-    // point in GPU order: levels and passes in order, each pass's tiles
-    // and the points inside them in reverse.
+    // fn(l, code index, idx, pred) -> work value, for every predicted
+    // point in GPU order: levels and passes in order, each pass's boxes,
+    // their tiles and the points inside them in reverse.
     template <typename Fn>
     std::vector<double> sweep(Fn&& fn) {
         const dp::Grid& g = h.grid;
@@ -67,7 +68,8 @@ struct Replay {
             const dp::LevelMeta& m = h.level[l];
             const std::uint64_t u = dp::level_unit(h.levels, l);
             for (const dp::Pass& p : dp::level_passes(g, u, m.scheme))
-                for (const dp::Box& b : p.boxes) {
+                for (auto box = p.boxes.rbegin(); box != p.boxes.rend(); ++box) {  // a launch per box, any order
+                    const dp::Box& b = *box;
                     const std::uint64_t n = b.size(), tiles = (n + dp::kTilePoints - 1) / dp::kTilePoints;
                     for (std::uint64_t t = tiles; t-- > 0;) {  // any order: points of a pass never read each other
                         const std::uint64_t last = std::min(n, (t + 1) * dp::kTilePoints);
@@ -116,9 +118,13 @@ mans::prism::Retrieval retrieve(const mans_test::Bytes& archive, const mans::pri
 }
 
 template <typename T>
-void replay(const mans_test::Bytes& raw, const mans_test::Bytes& archive, double archive_rel) {
+void replay(const mans_test::Bytes& raw, const mans_test::Bytes& archive, double archive_rel, bool special) {
     Replay<T> rp(raw, archive);
     const dp::Header& h = rp.h;
+    if (special) {  // the synthetic fields: masked points and outliers must be there
+        CHECK(h.masked_count > 0);
+        CHECK(h.outlier_count > 0);
+    }
     std::vector<std::uint32_t> planes;
 
     // The encoder: its codes, per level in code order, and outliers.
@@ -165,9 +171,46 @@ void replay(const mans_test::Bytes& raw, const mans_test::Bytes& archive, double
     }
 }
 
+// A field of every kind of value the encoder treats apart: smooth values,
+// NaN, +-Inf and a block of fill values (masked), and spikes that the
+// prediction cannot follow at a tight bound (outliers).
+template <typename T>
+mans_test::Bytes synthetic_field(const std::uint64_t* dims, unsigned rank, double spike) {
+    std::uint64_t n = 1;
+    for (unsigned a = 0; a < rank; ++a) n *= dims[a];
+    mans_test::Bytes raw(n * sizeof(T));
+    for (std::uint64_t i = 0; i < n; ++i) {
+        double v = 100 * std::sin(static_cast<double>(i % 97) / 9) * std::cos(static_cast<double>(i / 97) / 13);
+        if (i % 211 == 5) v = std::nan("");
+        if (i % 307 == 7) v = (i & 1) ? HUGE_VAL : -HUGE_VAL;
+        if (i % 53 == 11) v += spike;
+        if (i >= n / 3 && i < n / 3 + 150) v = -1e10;
+        const T t = static_cast<T>(v);
+        std::memcpy(raw.data() + i * sizeof(T), &t, sizeof(T));
+    }
+    return raw;
+}
+
+void compress_and_replay(const mans_test::Bytes& raw, mans::prism::FloatType type, unsigned rank,
+                         const std::uint64_t* dims, double rel, mans::prism::PlaneCoding coding, bool fill) {
+    mans::prism::CompressConfig cfg;
+    cfg.type = type;
+    cfg.rank = rank;
+    for (unsigned a = 0; a < rank; ++a) cfg.dims[a] = dims[a];
+    cfg.mode = mans::prism::ErrorMode::relative;
+    cfg.error_bound = rel;
+    cfg.planes = coding;
+    if (fill) cfg.fill_values = {-1e10};
+    mans_test::Bytes archive;
+    REQUIRE(mans::prism::compress(raw.data(), raw.size(), cfg, &archive) == Errc::ok);
+    if (type == mans::prism::FloatType::f32) replay<float>(raw, archive, rel, fill);
+    else replay<double>(raw, archive, rel, fill);
+}
+
 }  // namespace
 
-TEST_CASE("PRISM in GPU order: tiles of each pass in any order give the CPU encoder's and reader's values", "[prism][pass_order]") {
+TEST_CASE("PRISM in GPU order: tiles of each pass in any order give the CPU encoder's and reader's values",
+          "[prism][pass_order][one_thread]") {
     using mans::prism::FloatType;
     const FieldCase cases[] = {
         {"echam5_t_17x96x192.f32", FloatType::f32, 3, {17, 96, 192, 0}, 1e-4},
@@ -175,25 +218,26 @@ TEST_CASE("PRISM in GPU order: tiles of each pass in any order give the CPU enco
         {"cosmo_hsurf_438x450.f32", FloatType::f32, 2, {438, 450, 0, 0}, 1e-3},
         {"sdo_aia171_128x128.f64", FloatType::f64, 2, {128, 128, 0, 0}, 1e-6},
     };
-    for (const FieldCase& f : cases)
-        for (auto coding : {mans::prism::PlaneCoding::negabinary, mans::prism::PlaneCoding::sign_magnitude}) {
-            INFO(f.file << " rel " << f.rel << " coding " << static_cast<int>(coding));
+    for (auto coding : {mans::prism::PlaneCoding::negabinary, mans::prism::PlaneCoding::sign_magnitude}) {
+        INFO("coding " << static_cast<int>(coding));
+        {
+            INFO("synthetic f32 23x31x37 with NaN, Inf, fill and spikes");
+            const std::uint64_t dims[] = {23, 31, 37};
+            compress_and_replay(synthetic_field<float>(dims, 3, 5e3), FloatType::f32, 3, dims, 1e-4, coding, true);
+        }
+        {
+            INFO("synthetic f64 4x5x6x7 with NaN, Inf, fill and spikes");
+            const std::uint64_t dims[] = {4, 5, 6, 7};
+            compress_and_replay(synthetic_field<double>(dims, 4, 1e9), FloatType::f64, 4, dims, 1e-12, coding, true);
+        }
+        for (const FieldCase& f : cases) {
+            INFO(f.file << " rel " << f.rel);
             const std::string path = mans_test::find_data_file(f.file);
             if (path.empty()) {
                 WARN("skipped: " << f.file << " not found");
                 continue;
             }
-            const mans_test::Bytes raw = mans_test::read_file(path);
-            mans::prism::CompressConfig cfg;
-            cfg.type = f.type;
-            cfg.rank = f.rank;
-            for (unsigned a = 0; a < f.rank; ++a) cfg.dims[a] = f.dims[a];
-            cfg.mode = mans::prism::ErrorMode::relative;
-            cfg.error_bound = f.rel;
-            cfg.planes = coding;
-            mans_test::Bytes archive;
-            REQUIRE(mans::prism::compress(raw.data(), raw.size(), cfg, &archive) == Errc::ok);
-            if (f.type == FloatType::f32) replay<float>(raw, archive, f.rel);
-            else replay<double>(raw, archive, f.rel);
+            compress_and_replay(mans_test::read_file(path), f.type, f.rank, f.dims, f.rel, coding, false);
         }
+    }
 }

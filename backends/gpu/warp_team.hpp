@@ -24,9 +24,10 @@ inline constexpr unsigned kWarp = MANS_GPU_WARP_SIZE;
 #define MANS_GPU_ENCODE 1
 #endif
 
-// The lanes of one warp as the team that codes a block (core/team.hpp).
-// Its members are host+device because the block decoder is; only the
-// device pass runs them.
+// The lanes of one warp as a team (core/team.hpp): the team that codes a
+// MANS block, or a PRISM plane chunk. Its members are host+device because
+// the coders are; only the device pass runs them. add / or_word /
+// fence_atomics exist with MANS_GPU_ENCODE only (the encoders use them).
 struct WarpTeam {
     unsigned lane;
     std::uint64_t* area;  // kTeamSharedWords words of this warp's shared memory

@@ -12,6 +12,9 @@
 // holds the plane's bits of its codes in code order (bit i at bit i % 8 of
 // byte i / 8, unused high bits zero).
 //
+// The encoder's split needs the team's or_word and fence_atomics (in the
+// GPU module's WarpTeam: built with MANS_GPU_ENCODE).
+//
 // Team split: rank r takes the contiguous words rank_span(r, size, nw). A
 // stream's bits of rank r start after the bits of ranks 0..r-1, so each
 // phase first counts every rank's bits per context (PlaneSplitScratch),
@@ -38,7 +41,10 @@ MANS_HD std::uint64_t plane_word_count(std::uint64_t len) { return len / 64 + (l
 // 32-bit words of a context stream's buffer: a stream has at most len bits.
 MANS_HD std::uint64_t stream_word_count(std::uint64_t len) { return 2 * plane_word_count(len); }
 
-// Each rank's bit count per context in the phase that is running.
+// Each rank's bit count per context in the phase that is running. One
+// for the whole team, in memory every member sees (a warp's shared
+// memory): a copy per member would give wrong offsets, and a team played
+// by one thread could not tell.
 struct PlaneSplitScratch {
     std::uint32_t counts[kPlaneStreams][kMaxTeamSize];
 };
@@ -57,7 +63,10 @@ MANS_HD unsigned plane_of_bit(unsigned s, unsigned planes, Coding c) {
 // Context masks of the 64 codes of word w (FORMAT.md 4.5): not yet
 // significant: 0, 1, 2 by the number of significant neighbours j-1, j+1;
 // significant: 3 when its first set bit was the previous plane (fresh),
-// else 4. Codes past the chunk's end are in none.
+// else 4. Codes past the chunk's end are in none; the last code's right
+// neighbour is read from the bit after it, which is 0 because sig never
+// has bits past len (transpose_planes, merge_plane and significance_words
+// set none there).
 MANS_HD void context_masks(const std::uint64_t* sig, const std::uint64_t* fresh, std::uint64_t w,
                            std::uint64_t nw, std::uint64_t len, std::uint64_t* m) {
     const std::uint64_t s = sig[w];
@@ -120,7 +129,8 @@ MANS_HD void transpose_planes(const Team& team, const std::uint32_t* words, std:
 // ballot of its digits. `ballot(p)` is called by every member at the same
 // points and returns the mask of the ranks whose p was true (the warp's
 // ballot). Same result as transpose_planes, without a per-code loop over
-// set bits or per-plane accumulators.
+// set bits or per-plane accumulators. team.size() must be 32 or 64 (it
+// must divide 64); other teams use transpose_planes.
 template <typename Team, typename Ballot>
 MANS_HD void transpose_planes_by_ballot(const Team& team, Ballot&& ballot, const std::uint32_t* words,
                                         std::uint64_t len, unsigned planes, Coding c, std::uint64_t* bits) {

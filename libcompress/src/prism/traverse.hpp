@@ -15,9 +15,10 @@ namespace mans::detail::prism {
 
 inline constexpr std::uint64_t kTilePoints = 4096;
 
-// Coordinates c and element index of point k of box b (raster order,
-// fastest axis last): where a thread of a GPU tile starts, and where the
-// CPU's walk over a range starts.
+// Coordinates c and element index of point k < b.size() of box b (raster
+// order, fastest axis last): where a thread of a GPU tile starts, and
+// where the CPU's walk over a range starts. b must not be empty (a count
+// of 0 would divide by zero); callers skip empty boxes.
 MANS_HD void box_point(const Grid& g, const Box& b, std::uint64_t k, std::uint64_t* c, std::uint64_t* idx) {
     std::uint64_t rem = k, at = 0;
     for (unsigned a = kMaxRank; a-- > 0;) {
