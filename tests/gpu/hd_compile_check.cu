@@ -92,6 +92,24 @@ __global__ void prism_split_plane_chunks(const std::uint32_t* words, std::uint64
     }
 }
 
+// fn(k, idx, pred, masked) for this thread's points of the thread block's
+// tile of box b: the point's rank in the box, its element index, its
+// prediction from the work values and whether it is masked (the part of a
+// pass's point that encoding and decoding share).
+template <typename Fn>
+__device__ void for_tile_points(const double* work, const std::uint8_t* mask_bits, const p::Grid& g, const p::Box& b,
+                                std::uint64_t u, p::Kind kind, Fn&& fn) {
+    const std::uint64_t n = b.size();
+    const std::uint64_t first = static_cast<std::uint64_t>(blockIdx.x) * p::kTilePoints;
+    const std::uint64_t last = n < first + p::kTilePoints ? n : first + p::kTilePoints;
+    for (std::uint64_t k = first + threadIdx.x; k < last; k += blockDim.x) {
+        std::uint64_t c[p::kMaxRank], idx = 0;
+        p::box_point(g, b, k, c, &idx);
+        const double pred = p::predict_point(work, idx, c, g.n, g.stride, g.rank, b.axes, u, kind);
+        fn(k, idx, pred, mask_bits && (mask_bits[idx / 8] >> (idx % 8) & 1));
+    }
+}
+
 // One box of a pass on the full grid: one thread block per tile of
 // kTilePoints points (traverse.hpp), each thread its points from
 // box_point, predict_point and encode_point, in the order
@@ -102,19 +120,12 @@ template <typename T>
 __global__ void prism_encode_box_tiles(const T* x, const std::uint8_t* mask_bits, p::Grid g, p::Box b, std::uint64_t u,
                                        p::Kind kind, double step, double eb, double bound, double* work,
                                        std::int32_t* codes, unsigned* outlier_bits) {
-    const std::uint64_t n = b.size();
-    const std::uint64_t first = static_cast<std::uint64_t>(blockIdx.x) * p::kTilePoints;
-    const std::uint64_t last = n < first + p::kTilePoints ? n : first + p::kTilePoints;
-    for (std::uint64_t k = first + threadIdx.x; k < last; k += blockDim.x) {
-        std::uint64_t c[p::kMaxRank], idx = 0;
-        p::box_point(g, b, k, c, &idx);
-        const double pred = p::predict_point(work, idx, c, g.n, g.stride, g.rank, b.axes, u, kind);
-        const bool masked = mask_bits && (mask_bits[idx / 8] >> (idx % 8) & 1);
+    for_tile_points(work, mask_bits, g, b, u, kind, [&](std::uint64_t k, std::uint64_t idx, double pred, bool masked) {
         const p::EncodedPoint e = p::encode_point<T>(masked ? 0.0 : static_cast<double>(x[idx]), masked, pred, step, eb, bound);
         codes[b.first_code + k] = e.code;
         work[idx] = e.work;
         if (e.outlier) atomicOr(outlier_bits + idx / 32, 1u << (idx % 32));
-    }
+    });
 }
 template __global__ void prism_encode_box_tiles<float>(const float*, const std::uint8_t*, p::Grid, p::Box, std::uint64_t,
                                                        p::Kind, double, double, double, double*, std::int32_t*, unsigned*);
@@ -128,18 +139,11 @@ template <typename T>
 __global__ void prism_decode_box_tiles(const std::uint32_t* words, const std::uint8_t* mask_bits,
                                        const unsigned* outlier_bits, const T* outlier_value, p::Grid g, p::Box b,
                                        std::uint64_t u, p::Kind kind, double step, p::Coding coding, double* work) {
-    const std::uint64_t n = b.size();
-    const std::uint64_t first = static_cast<std::uint64_t>(blockIdx.x) * p::kTilePoints;
-    const std::uint64_t last = n < first + p::kTilePoints ? n : first + p::kTilePoints;
-    for (std::uint64_t k = first + threadIdx.x; k < last; k += blockDim.x) {
-        std::uint64_t c[p::kMaxRank], idx = 0;
-        p::box_point(g, b, k, c, &idx);
-        const double pred = p::predict_point(work, idx, c, g.n, g.stride, g.rank, b.axes, u, kind);
-        const bool masked = mask_bits && (mask_bits[idx / 8] >> (idx % 8) & 1);
+    for_tile_points(work, mask_bits, g, b, u, kind, [&](std::uint64_t k, std::uint64_t idx, double pred, bool masked) {
         const bool outlier = outlier_bits[idx / 32] >> (idx % 32) & 1;
         work[idx] = p::decode_point(outlier, outlier ? static_cast<double>(outlier_value[idx]) : 0.0, masked, pred, step,
                                     static_cast<double>(p::decode_word(words[b.first_code + k], coding)));
-    }
+    });
 }
 template __global__ void prism_decode_box_tiles<float>(const std::uint32_t*, const std::uint8_t*, const unsigned*,
                                                        const float*, p::Grid, p::Box, std::uint64_t, p::Kind, double,
