@@ -96,15 +96,23 @@ __global__ void prism_split_plane_chunks(const std::uint32_t* words, std::uint64
 // tile of box b: the point's rank in the box, its element index, its
 // prediction from the work values and whether it is masked (the part of a
 // pass's point that encoding and decoding share).
+// The stencil kind is `kind`, or per block from kind_bits when not null
+// (c is on the full grid here: no half grid).
+struct TileForm {
+    p::Kind kind;
+    const std::uint8_t* kind_bits;
+    p::BlockGrid blocks;
+};
 template <typename Fn>
 __device__ void for_tile_points(const double* work, const std::uint8_t* mask_bits, const p::Grid& g, const p::Box& b,
-                                std::uint64_t u, p::Kind kind, Fn&& fn) {
+                                std::uint64_t u, const TileForm& form, Fn&& fn) {
     const std::uint64_t n = b.size();
     const std::uint64_t first = static_cast<std::uint64_t>(blockIdx.x) * p::kTilePoints;
     const std::uint64_t last = n < first + p::kTilePoints ? n : first + p::kTilePoints;
     for (std::uint64_t k = first + threadIdx.x; k < last; k += blockDim.x) {
         std::uint64_t c[p::kMaxRank], idx = 0;
         p::box_point(g, b, k, c, &idx);
+        const p::Kind kind = form.kind_bits ? p::block_kind(form.kind_bits, form.blocks, c) : form.kind;
         const double pred = p::predict_point(work, idx, c, g.n, g.stride, g.rank, b.axes, u, kind);
         fn(k, idx, pred, mask_bits && (mask_bits[idx / 8] >> (idx % 8) & 1));
     }
@@ -113,14 +121,14 @@ __device__ void for_tile_points(const double* work, const std::uint8_t* mask_bit
 // One box of a pass on the full grid: one thread block per tile of
 // kTilePoints points (traverse.hpp), each thread its points from
 // box_point, predict_point and encode_point, in the order
-// tests/test_prism_pass_order.cpp checks against the CPU encoder. One
-// stencil kind for the box (a per-block kind would read the level's block
-// bits). mask_bits may be null (no masked points).
+// tests/test_prism_pass_order.cpp checks against the CPU encoder; the
+// stencil kind of the level, or of each block (TileForm). mask_bits may be
+// null (no masked points).
 template <typename T>
 __global__ void prism_encode_box_tiles(const T* x, const std::uint8_t* mask_bits, p::Grid g, p::Box b, std::uint64_t u,
-                                       p::Kind kind, double step, double eb, double bound, double* work,
+                                       TileForm form, double step, double eb, double bound, double* work,
                                        std::int32_t* codes, unsigned* outlier_bits) {
-    for_tile_points(work, mask_bits, g, b, u, kind, [&](std::uint64_t k, std::uint64_t idx, double pred, bool masked) {
+    for_tile_points(work, mask_bits, g, b, u, form, [&](std::uint64_t k, std::uint64_t idx, double pred, bool masked) {
         const p::EncodedPoint e = p::encode_point<T>(masked ? 0.0 : static_cast<double>(x[idx]), masked, pred, step, eb, bound);
         codes[b.first_code + k] = e.code;
         work[idx] = e.work;
@@ -128,9 +136,9 @@ __global__ void prism_encode_box_tiles(const T* x, const std::uint8_t* mask_bits
     });
 }
 template __global__ void prism_encode_box_tiles<float>(const float*, const std::uint8_t*, p::Grid, p::Box, std::uint64_t,
-                                                       p::Kind, double, double, double, double*, std::int32_t*, unsigned*);
+                                                       TileForm, double, double, double, double*, std::int32_t*, unsigned*);
 template __global__ void prism_encode_box_tiles<double>(const double*, const std::uint8_t*, p::Grid, p::Box,
-                                                        std::uint64_t, p::Kind, double, double, double, double*,
+                                                        std::uint64_t, TileForm, double, double, double, double*,
                                                         std::int32_t*, unsigned*);
 
 // The reader's side of prism_encode_box_tiles: the words read so far (any
@@ -138,15 +146,15 @@ template __global__ void prism_encode_box_tiles<double>(const double*, const std
 template <typename T>
 __global__ void prism_decode_box_tiles(const std::uint32_t* words, const std::uint8_t* mask_bits,
                                        const unsigned* outlier_bits, const T* outlier_value, p::Grid g, p::Box b,
-                                       std::uint64_t u, p::Kind kind, double step, p::Coding coding, double* work) {
-    for_tile_points(work, mask_bits, g, b, u, kind, [&](std::uint64_t k, std::uint64_t idx, double pred, bool masked) {
+                                       std::uint64_t u, TileForm form, double step, p::Coding coding, double* work) {
+    for_tile_points(work, mask_bits, g, b, u, form, [&](std::uint64_t k, std::uint64_t idx, double pred, bool masked) {
         const bool outlier = outlier_bits[idx / 32] >> (idx % 32) & 1;
         work[idx] = p::decode_point(outlier, outlier ? static_cast<double>(outlier_value[idx]) : 0.0, masked, pred, step,
                                     static_cast<double>(p::decode_word(words[b.first_code + k], coding)));
     });
 }
 template __global__ void prism_decode_box_tiles<float>(const std::uint32_t*, const std::uint8_t*, const unsigned*,
-                                                       const float*, p::Grid, p::Box, std::uint64_t, p::Kind, double,
+                                                       const float*, p::Grid, p::Box, std::uint64_t, TileForm, double,
                                                        p::Coding, double*);
 
 // Truncation statistics of chunks, one warp per chunk; partials holds

@@ -45,8 +45,7 @@ namespace mans::detail::prism {
 inline Kind point_kind(KindMode mode, const std::vector<std::uint8_t>& bits, const BlockGrid& blocks,
                        const std::uint64_t* c) {
     if (mode != KindMode::per_block) return mode == KindMode::all_cubic ? Kind::cubic : Kind::linear;
-    const std::uint64_t b = blocks.block_of(c);
-    return (bits[static_cast<std::size_t>(b / 8)] >> (b % 8) & 1) ? Kind::cubic : Kind::linear;
+    return block_kind(bits.data(), blocks, c);
 }
 
 }  // namespace mans::detail::prism

@@ -205,12 +205,19 @@ struct BlockGrid {
         for (unsigned a = 0; a < g.rank; ++a) b.nb[a] = (g.n[a] + b.edge - 1) / b.edge, b.count *= b.nb[a];
         return b;
     }
-    std::uint64_t block_of(const std::uint64_t* c) const {
+    MANS_HD std::uint64_t block_of(const std::uint64_t* c) const {
         std::uint64_t id = 0;
         for (unsigned a = 0; a < rank; ++a) id = id * nb[a] + c[a] / edge;
         return id;
     }
 };
+
+// Stencil kind of the point at coordinates c (of the full grid) in a level
+// with one kind per block: bit b of `bits` set = cubic for block b.
+MANS_HD Kind block_kind(const std::uint8_t* bits, const BlockGrid& blocks, const std::uint64_t* c) {
+    const std::uint64_t b = blocks.block_of(c);
+    return (bits[b / 8] >> (b % 8) & 1) ? Kind::cubic : Kind::linear;
+}
 
 // Level index i (0 = coarsest) to its unit u.
 inline std::uint64_t level_unit(unsigned levels, unsigned i) { return std::uint64_t{1} << (levels - 1 - i); }
