@@ -1,7 +1,8 @@
 // test_hd_algo.cpp - the pieces of the shared (MANS_HD) coders that a GPU
 // runs differently from the CPU: the GPU sorts with heap_sort_u64 and
 // computes log2_small_fix16 instead of reading its table. Both must give
-// the CPU's results, or GPU streams would differ.
+// the CPU's results, or GPU streams would differ. A warp sorts the
+// encoder's median sample with team_sort_u64.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -10,7 +11,9 @@
 #include <vector>
 
 #include "core/hd_algo.hpp"
+#include "core/team.hpp"
 #include "entropy/cost_model.hpp"
+#include "thread_team.hpp"
 
 using namespace mans::detail;
 
@@ -40,4 +43,42 @@ TEST_CASE("heap_sort_u64, unique_u64 and lower_bound_u64 equal the standard algo
 
 TEST_CASE("log2_small_fix16's table equals log2_fix16, which the GPU computes", "[hd]") {
     for (std::uint32_t x = 0; x < 5000; ++x) REQUIRE(log2_small_fix16(x) == log2_fix16(x));
+}
+
+TEST_CASE("team_sort_u64 sorts any length with teams of 1-64 ranks", "[hd][one_thread]") {
+    std::mt19937_64 rng(8);
+    std::vector<std::uint64_t> area(kTeamSharedWords);
+    for (std::size_t n = 0; n <= 1100; n += n < 70 ? 1 : 37)
+        for (int spread : {3, 1000, 0}) {
+            std::vector<std::uint64_t> a(n);
+            for (auto& v : a) v = spread ? rng() % static_cast<std::uint64_t>(spread) : rng();
+            std::vector<std::uint64_t> ref = a;
+            std::sort(ref.begin(), ref.end());
+            for (unsigned size : {1u, 2u, 3u, 32u, 64u})
+                for (bool reverse : {false, true}) {
+                    INFO("n=" << n << " spread=" << spread << " ranks=" << size << (reverse ? " reversed" : ""));
+                    std::vector<std::uint64_t> t = a;
+                    team_sort_u64(LoopTeam{size, area.data(), reverse}, t.data(), t.size());
+                    REQUIRE(t == ref);
+                }
+        }
+}
+
+TEST_CASE("team_sort_u64 with a team of threads", "[hd][thread_team]") {
+    std::mt19937_64 rng(9);
+    for (std::size_t n : {1, 33, 513}) {
+        std::vector<std::uint64_t> a(n);
+        for (auto& v : a) v = rng() % 50;
+        std::vector<std::uint64_t> ref = a;
+        std::sort(ref.begin(), ref.end());
+        for (unsigned size : {3u, 32u}) {
+            INFO("n=" << n << " threads=" << size);
+            mans_test::ThreadTeamState st(size);
+            std::vector<std::uint64_t> t = a;
+            mans_test::run_members(size, [&](unsigned r) {
+                team_sort_u64(mans_test::ThreadTeam{r, size, &st}, t.data(), t.size());
+            });
+            REQUIRE(t == ref);
+        }
+    }
 }

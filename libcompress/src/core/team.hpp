@@ -131,6 +131,31 @@ MANS_HD void team_zero(const Team& team, std::uint8_t* dst, std::size_t n) {
     });
 }
 
+// Sorts a[0..n) ascending, split over the team: a bitonic network in which
+// every comparator puts the smaller value at the lower index (the first
+// step of each merge compares mirror images), so that the network for the
+// next power of two works on any n by skipping comparators whose upper
+// index is past n (those would compare with +infinity and leave both
+// alone). The pairs of a step are disjoint: ranks take every size()-th
+// lower index. Same result as any sort (the keys are plain integers).
+template <typename Team>
+MANS_HD void team_sort_u64(const Team& team, std::uint64_t* a, std::size_t n) {
+    std::size_t span = 1;
+    while (span < n) span <<= 1;
+    for (std::size_t k = 2; k <= span; k <<= 1)
+        for (std::size_t j = k / 2; j > 0; j /= 2)
+            team.for_ranks([&](unsigned r) {
+                for (std::size_t i = r; i < span; i += team.size()) {
+                    if (i & j) continue;  // the upper index of a pair
+                    const std::size_t p = j == k / 2 ? i ^ (k - 1) : i | j;
+                    if (p >= n || a[p] >= a[i]) continue;
+                    const std::uint64_t t = a[i];
+                    a[i] = a[p];
+                    a[p] = t;
+                }
+            });
+}
+
 // Plays a team of n ranks on one CPU thread: the code between phases runs
 // once (it is the same in every member), and a phase runs its ranks one
 // after another, in reverse when asked, so that a rank that read what

@@ -247,15 +247,26 @@ private:
 
     // Median of every 4th sampled element (plenty for a center); also notes
     // whether the sample looks like few distinct values with holes between
-    // them, the case a dictionary helps.
-    MANS_HD_CALL std::uint64_t sample_median() {
-        // Every 4th sampled element: at most ceil(sample_size() / 4).
-        const std::size_t sampled = sample_size();
+    // them, the case a dictionary helps. A team gathers and sorts the
+    // elements together (team_sort_u64), and the leader reads the sorted
+    // sample; one thread does it all (sort_u64).
+    MANS_HD_CALL void find_center() {
+        const std::size_t sampled = sample_size(), size = (sampled + 3) / 4;
         std::uint64_t* s = env_.sample(sampled / 4 + 1);
-        if (!s) return fail(), 0;
-        std::size_t size = 0;
-        for (std::size_t k = 0; k < sampled; k += 4) s[size++] = load_biased<U>(x_, sampled_index(k), flip_);
-        sort_u64(s, size);
+        if (!s) return leader_decides([&] { fail(), center_ = 0; });
+        if (team_.size() == 1) {
+            for (std::size_t q = 0; q < size; ++q) s[q] = load_biased<U>(x_, sampled_index(4 * q), flip_);
+            sort_u64(s, size);
+            center_ = sorted_sample_median(s, size);
+            return;
+        }
+        team_.for_ranks([&](unsigned r) {
+            for (std::size_t q = r; q < size; q += team_.size()) s[q] = load_biased<U>(x_, sampled_index(4 * q), flip_);
+        });
+        team_sort_u64(team_, s, size);
+        leader_decides([&] { center_ = sorted_sample_median(s, size); });
+    }
+    MANS_HD std::uint64_t sorted_sample_median(std::uint64_t* s, std::size_t size) {
         const std::uint64_t median = s[size / 2];
         // Holes test on the central 98 % (outliers alone do not make holes
         // that a dictionary removes profitably).
@@ -280,7 +291,7 @@ private:
     // The mode choice, in the team's phases: the leader finds the center,
     // the team builds the sample's histograms, the leader ranks the modes.
     MANS_HD_CALL void decide_modes() {
-        leader_decides([&] { center_ = sample_median(); });
+        find_center();
         sample_histograms();
         leader_decides([&] { rank_modes(); });
         // Order-0 estimates miss what the context model gains: the two
@@ -294,7 +305,7 @@ private:
     // The sample's histograms for rank_modes (RankWork), built by the team:
     // rank r takes sampled elements r, r + size, ...; bins and counts go in
     // with team.add, and each histogram's largest value is the largest of
-    // the ranks' own. Needs center_ (sample_median) and stats_.
+    // the ranks' own. Needs center_ (find_center) and stats_.
     MANS_HD_CALL void sample_histograms() {
         RankWork& work = env_.work()->rank;
         team_zero(team_, reinterpret_cast<std::uint8_t*>(&work), sizeof work);
