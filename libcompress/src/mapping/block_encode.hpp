@@ -254,16 +254,13 @@ private:
         const std::size_t sampled = sample_size(), size = (sampled + 3) / 4;
         std::uint64_t* s = env_.sample(sampled / 4 + 1);
         if (!s) return leader_decides([&] { fail(), center_ = 0; });
-        if (team_.size() == 1) {
-            for (std::size_t q = 0; q < size; ++q) s[q] = load_biased<U>(x_, sampled_index(4 * q), flip_);
-            sort_u64(s, size);
-            center_ = sorted_sample_median(s, size);
-            return;
-        }
         team_.for_ranks([&](unsigned r) {
             for (std::size_t q = r; q < size; q += team_.size()) s[q] = load_biased<U>(x_, sampled_index(4 * q), flip_);
         });
-        team_sort_u64(team_, s, size);
+        if (team_.size() == 1)
+            sort_u64(s, size);
+        else
+            team_sort_u64(team_, s, size);
         leader_decides([&] { center_ = sorted_sample_median(s, size); });
     }
     MANS_HD std::uint64_t sorted_sample_median(std::uint64_t* s, std::size_t size) {
