@@ -3,7 +3,8 @@
 // reconstruction, the interpolation stencils, the code words, the zero
 // elimination and the bit work of bitplane chunks (with a warp as the
 // team, backends/gpu/warp_team.hpp), the per-point steps of a pass, the
-// truncation statistics and the segment layout. CI compiles this with nvcc
+// truncation statistics, the lossless stage's screening and choice for
+// a batch of streams, and the segment layout. CI compiles this with nvcc
 // and hipcc (tests/CMakeLists.txt), so code that a GPU could not run fails
 // the build here; the CPU tests run the same functions. (The MANS code is
 // compiled by the modules, whose kernels run it.)
@@ -16,6 +17,7 @@
 #include "prism/geometry.hpp"
 #include "prism/plane_split_hd.hpp"
 #include "prism/point_math.hpp"
+#include "prism/stream_batch_hd.hpp"
 #include "prism/traverse.hpp"
 #include "prism/truncation_stats_hd.hpp"
 #include "prism/zero_elim_hd.hpp"
@@ -172,40 +174,37 @@ __global__ void prism_truncation_stats_chunks(const std::int32_t* codes, const s
                         partials + c * mans::detail::kWarp * (planes + 1), stats + c * (planes + 1));
 }
 
-// The segment of one plane of one chunk from its five streams (after
-// prism_split_plane_chunks), one thread per (chunk, plane): each stream's
-// zero elimination, the method choice and the segment layout. Without the
-// rANS candidate (a MANS stream of the stream's bytes, which the device
-// chunk encoder would supply), so where the CPU picks rANS this writes
-// other bytes: a build check, not a coder yet. scratch holds, per thread
-// and stream, the zero elimination's maps and output (2 * maps + stream
-// buffer bytes).
-__global__ void prism_plane_segments(const std::uint32_t* streams, const std::uint64_t* bits, std::uint64_t len,
-                                     std::size_t items, std::uint8_t* scratch, std::uint8_t* segments,
-                                     std::size_t segment_capacity, std::size_t* segment_bytes) {
-    const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (i >= items) return;
-    const std::uint64_t stride = p::stream_word_count(len);
-    const std::size_t cap = static_cast<std::size_t>(4 * stride);  // bytes of a stream buffer
-    const std::size_t maps = p::zero_elim_map_bytes(cap);
-    const std::size_t region = maps + cap + maps;
-    std::uint8_t* mine = scratch + i * p::kPlaneStreams * region;
-    p::Method method[p::kPlaneStreams];
-    const std::uint8_t* payload[p::kPlaneStreams];
-    std::size_t size[p::kPlaneStreams];
-    for (unsigned k = 0; k < p::kPlaneStreams; ++k) {
-        const auto* src = reinterpret_cast<const std::uint8_t*>(streams + (i * p::kPlaneStreams + k) * stride);
-        const std::size_t n = static_cast<std::size_t>((bits[i * p::kPlaneStreams + k] + 7) / 8);
-        bool zero = true;
-        for (std::size_t j = 0; j < n && zero; ++j) zero = src[j] == 0;
-        std::uint8_t* rze_maps = mine + k * region;
-        std::uint8_t* rze = rze_maps + maps;
-        const std::size_t rze_bytes = zero ? 0 : p::zero_elim_encode_into(src, n, rze_maps, rze);
-        method[k] = p::pick_method(n, zero, rze_bytes, 0);
-        payload[k] = method[k] == p::Method::zero_elim ? rze : src;
-        size[k] = method[k] == p::Method::zero ? 0 : method[k] == p::Method::zero_elim ? rze_bytes : n;
-    }
-    const std::size_t need = p::plane_segment_bytes(method, size);
-    segment_bytes[i] = need;
-    if (need <= segment_capacity) p::write_plane_segment(method, payload, size, segments + i * segment_capacity);
+// PRISM's lossless stage for a batch of streams (stream_batch_hd.hpp):
+// screening with one warp per stream (the zero test, zero elimination and
+// the rANS gate's histogram in shared memory), then, after the device
+// chunk encoder has coded the candidates (the module's chunk_encode
+// kernels, mapping/chunk_batch.hpp), the choice with a thread per stream
+// and the segment of each plane (five consecutive streams) with a thread
+// per plane, into slots of segment_capacity bytes.
+__global__ void prism_screen_streams(p::StreamBatch batch) {
+    constexpr unsigned kWarpsPerBlock = 4;
+    __shared__ std::uint64_t area[kWarpsPerBlock][mans::detail::kTeamSharedWords];
+    __shared__ std::uint32_t hist[kWarpsPerBlock][256];
+    const unsigned warp = threadIdx.x / mans::detail::kWarp;
+    const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * kWarpsPerBlock + warp;
+    if (i >= batch.count) return;
+    const mans::detail::WarpTeam team{threadIdx.x % mans::detail::kWarp, area[warp]};
+    p::screen_stream(team, batch, i, hist[warp]);
+}
+
+__global__ void prism_choose_streams(p::StreamBatch batch, mans_backend_chunk_batch rans) {
+    const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < batch.count) p::choose_stream(batch, rans, i);
+}
+
+__global__ void prism_plane_segments(p::StreamBatch batch, std::uint8_t* segments, std::size_t segment_capacity,
+                                     std::size_t* segment_bytes) {
+    const std::uint64_t plane = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (plane >= batch.count / p::kPlaneStreams) return;
+    const std::size_t at = static_cast<std::size_t>(plane) * p::kPlaneStreams;
+    const std::size_t need = p::plane_segment_bytes(batch.method + at, batch.size + at);
+    segment_bytes[plane] = need;
+    if (need <= segment_capacity)
+        p::write_plane_segment(batch.method + at, batch.payload + at, batch.size + at,
+                               segments + plane * segment_capacity);
 }

@@ -4,15 +4,14 @@
 #include <algorithm>
 #include <cstring>
 
-#include "entropy/cost_model.hpp"
+#include "core/team.hpp"  // SoloTeam
+#include "prism/stream_batch_hd.hpp"  // rans_worth_trying, rans_dtype
 #include "prism/zero_elim.hpp"
 
 namespace mans::detail::prism {
 namespace {
 
-DType width_dtype(unsigned width) {
-    return width == 8 ? DType::u64 : width == 4 ? DType::u32 : DType::u8;
-}
+DType width_dtype(unsigned width) { return static_cast<DType>(rans_dtype(width)); }
 
 bool all_zero(const std::uint8_t* p, std::size_t n) {
     std::size_t i = 0;
@@ -24,18 +23,6 @@ bool all_zero(const std::uint8_t* p, std::size_t n) {
     for (; i < n; ++i)
         if (p[i]) return false;
     return true;
-}
-
-// Whether rANS might beat `best` bytes: the bytes' order-0 entropy (a
-// cheap lower estimate of what rANS reaches) below 97 % of it, so that
-// near-random planes skip the MANS coder. Integer 16.16 costs
-// (entropy/cost_model.hpp) rather than a double log2, so that a GPU makes
-// the same choice.
-bool rans_may_win(const std::uint8_t* p, std::size_t n, std::size_t best) {
-    if (n >> 32) return true;  // counts beyond a u32: just try
-    std::uint32_t hist[256] = {};
-    for (std::size_t i = 0; i < n; ++i) ++hist[p[i]];
-    return entropy_cost_fix16(hist, 256) * 100 < std::uint64_t{97} * 8 * kFixOne * best;
 }
 
 // A MANS stream of the bytes; empty when the codec refuses (never expected).
@@ -54,6 +41,7 @@ std::vector<std::uint8_t> mans_stream(const std::uint8_t* src, std::size_t n, un
 
 void encode_best(const std::uint8_t* src, std::size_t n, unsigned width, bool try_rans, Encoded* out) {
     out->bytes.clear();
+    out->rans_tried = false;
     if (all_zero(src, n)) {
         out->method = pick_method(n, true, 0, 0);
         return;
@@ -63,7 +51,9 @@ void encode_best(const std::uint8_t* src, std::size_t n, unsigned width, bool tr
     // Zero elimination wins outright on sparse data; rANS is only worth its
     // time when that left most of the bytes.
     const std::size_t best_so_far = std::min(n, rze.size());
-    if (try_rans && n % width == 0 && n >= 64 && rans_may_win(src, n, best_so_far)) rans = mans_stream(src, n, width);
+    std::uint32_t hist[256];
+    out->rans_tried = rans_worth_trying(SoloTeam{}, src, n, width, try_rans, best_so_far, hist);
+    if (out->rans_tried) rans = mans_stream(src, n, width);
     out->method = pick_method(n, false, rze.size(), rans.size());
     switch (out->method) {
         case Method::raw: out->bytes.assign(src, src + n); break;

@@ -21,6 +21,7 @@ inline constexpr std::uint8_t kMethodCount = 4;
 struct Encoded {
     Method method = Method::zero;
     std::vector<std::uint8_t> bytes;
+    bool rans_tried = false;  // whether the MANS coder ran (the tests compare the GPU form's decision)
 };
 
 // The method encode_best picks for n bytes from the candidates' sizes:

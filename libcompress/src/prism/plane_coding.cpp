@@ -63,34 +63,43 @@ Errc get_sub_blob(ByteReader* r, Method method, std::uint64_t nbits, std::vector
 
 }  // namespace
 
-void encode_plane_chunks(const std::uint32_t* words, std::uint64_t len, unsigned planes, Coding c,
-                         std::vector<std::vector<std::uint8_t>>* out, std::vector<std::uint8_t>* after_zero_plane) {
+void split_plane_chunks(const std::uint32_t* words, std::uint64_t len, unsigned planes, Coding c,
+                        bool after_zero_plane, const PlaneStreamsVisitor& visit) {
     const SoloTeam team;
     const std::uint64_t nw = plane_word_count(len);
     const std::uint64_t stride = stream_word_count(len);
     std::vector<std::uint64_t> bits(static_cast<std::size_t>(planes) * nw);
     transpose_planes(team, words, len, planes, c, bits.data());
-    out->assign(planes, {});
     std::vector<std::uint64_t> sig(nw, 0);    // significant in the planes before b
     std::vector<std::uint64_t> fresh(nw, 0);  // ... and first in plane b - 1
     std::vector<std::uint32_t> streams(static_cast<std::size_t>(kPlaneStreams * stride));
     PlaneSplitScratch scratch;
-    auto code_plane = [&](const std::uint64_t* plane, const std::uint64_t* fr, std::vector<std::uint8_t>* seg) {
+    auto split = [&](unsigned b, const std::uint64_t* plane, const std::uint64_t* fr, bool variant) {
         if (!plane_has_bits(team, plane, nw)) return;
         std::uint64_t stream_bits[kPlaneStreams];
         split_plane(team, plane, sig.data(), fr, len, &scratch, streams.data(), stream_bits, TableBitGather{});
-        put_sub_blobs(streams.data(), stride, stream_bits, seg);
+        visit(b, variant, streams.data(), stride, stream_bits);
     };
     for (unsigned b = 0; b < planes; ++b) {
         const std::uint64_t* plane = bits.data() + static_cast<std::size_t>(b) * nw;
-        code_plane(plane, fresh.data(), &(*out)[b]);
+        split(b, plane, fresh.data(), false);
         if (b == 1 && after_zero_plane) {  // an all-zero plane between leaves no code fresh
-            after_zero_plane->clear();
             const std::vector<std::uint64_t> none(nw, 0);
-            code_plane(plane, none.data(), after_zero_plane);
+            split(b, plane, none.data(), true);
         }
         advance_significance(team, plane, sig.data(), fresh.data(), nw);
     }
+}
+
+void encode_plane_chunks(const std::uint32_t* words, std::uint64_t len, unsigned planes, Coding c,
+                         std::vector<std::vector<std::uint8_t>>* out, std::vector<std::uint8_t>* after_zero_plane) {
+    out->assign(planes, {});
+    if (after_zero_plane) after_zero_plane->clear();
+    split_plane_chunks(words, len, planes, c, after_zero_plane != nullptr,
+                       [&](unsigned b, bool variant, const std::uint32_t* streams, std::uint64_t stride,
+                           const std::uint64_t* bits) {
+                           put_sub_blobs(streams, stride, bits, variant ? after_zero_plane : &(*out)[b]);
+                       });
 }
 
 Errc decode_plane_chunks(const std::uint8_t* const* payload, const std::size_t* size, std::uint32_t* words,

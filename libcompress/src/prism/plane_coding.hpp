@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "mans/mans.hpp"
@@ -80,6 +81,16 @@ inline std::uint64_t TableBitGather::scatter(std::uint64_t v, std::uint64_t mask
     }
     return out;
 }
+
+// The five context streams of every plane of the chunk words[0..len) that
+// has a set bit, most significant plane first: visit(b, variant, streams,
+// stride, bits), stream k being the first ceil(bits[k] / 8) bytes of
+// streams + k * stride (plane_split_hd.hpp). With after_zero_plane, plane
+// 1 is visited a second time (variant true) in the form described below.
+using PlaneStreamsVisitor = std::function<void(unsigned b, bool variant, const std::uint32_t* streams,
+                                               std::uint64_t stride, const std::uint64_t* bits)>;
+void split_plane_chunks(const std::uint32_t* words, std::uint64_t len, unsigned planes, Coding c,
+                        bool after_zero_plane, const PlaneStreamsVisitor& visit);
 
 // Codes every plane of the chunk words[0..len): (*out)[b] is the segment
 // payload of plane b, empty when the plane is all zero in this chunk.

@@ -207,7 +207,17 @@ MANS_HD bool padding_clear(const std::uint8_t* map, std::size_t bits, std::size_
 
 // Bytes of the bitmaps B0..BL of a chunk of n bytes (the encoder's work
 // space); the payload takes at most n + this many bytes.
-MANS_HD std::size_t zero_elim_map_bytes(std::size_t n) { return zero_elim_detail::plan_levels(n).total; }
+// (plan_levels(n).total, summed without keeping the chain: no stack array
+// in a GPU thread that only sizes buffers.)
+MANS_HD std::size_t zero_elim_map_bytes(std::size_t n) {
+    std::size_t total = 0;
+    for (std::size_t bits = n;;) {
+        const std::size_t bytes = zero_elim_detail::ceil8(bits);
+        total += bytes;
+        if (bytes <= 8) return total;
+        bits = bytes;
+    }
+}
 
 // Writes the zero-eliminated form of src[0..n) to out (at least n +
 // zero_elim_map_bytes(n) bytes), using maps (zero_elim_map_bytes(n) bytes)
