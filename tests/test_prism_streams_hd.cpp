@@ -136,22 +136,6 @@ private:
 
 const TeamPlay kPlays[] = {{1, false}, {32, false}, {32, true}, {64, true}};
 
-// Codes of a real field: its values' first differences quantized with
-// error bound eb (the shape of a predictor's residuals), non-finite and
-// fill values as code 0, clamped to the code range.
-std::vector<std::int32_t> difference_codes(const std::vector<float>& x, double eb) {
-    std::vector<std::int32_t> q(x.size(), 0);
-    double prev = 0;
-    for (std::size_t i = 0; i < x.size(); ++i) {
-        const double v = x[i];
-        if (!std::isfinite(v) || std::fabs(v) > 1e30) continue;
-        const double r = std::nearbyint((v - prev) / (2 * eb));
-        q[i] = static_cast<std::int32_t>(std::max<double>(-(dp::kMaxCode - 1), std::min<double>(dp::kMaxCode - 1, r)));
-        prev = v;
-    }
-    return q;
-}
-
 struct Chunk {
     std::vector<std::uint32_t> words;
     unsigned planes = 0;
@@ -176,20 +160,10 @@ std::vector<Chunk> test_chunks(dp::Coding c) {
     const char* fields[] = {"levitus_temp_20x180x360.f32", "echam5_t_17x96x192.f32", "stageiv_precip_23x118x87.f32",
                             "cosmo_hsurf_438x450.f32"};
     for (const char* name : fields) {
-        const std::string path = mans_test::find_data_file(name);
-        if (path.empty()) {
-            WARN("real field " << name << " not found; its chunks are skipped");
-            continue;
-        }
-        const mans_test::Bytes raw = mans_test::read_file(path, 4u * 300000);
-        std::vector<float> x(raw.size() / 4);
-        std::memcpy(x.data(), raw.data(), x.size() * 4);
-        float lo = INFINITY, hi = -INFINITY;
-        for (float v : x)
-            if (std::isfinite(v) && std::fabs(v) < 1e30f) lo = std::min(lo, v), hi = std::max(hi, v);
         for (double rel : {1e-2, 1e-4}) {
-            const std::vector<std::int32_t> q = difference_codes(x, rel * (hi - lo));
-            // A full chunk (kChunkCodes) and a short last one.
+            const std::vector<std::int32_t> q = mans_test::real_field_codes(name, rel, 300000);
+            if (q.empty()) continue;
+            // A full chunk (kChunkCodes) and a short one.
             const std::size_t len = std::min<std::size_t>(dp::kChunkCodes, q.size());
             chunks.push_back(make_chunk(q, 0, len, c, std::string(name) + " rel " + std::to_string(rel)));
             chunks.push_back(make_chunk(q, len / 3, 777, c, std::string(name) + " short"));

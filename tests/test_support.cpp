@@ -2,6 +2,7 @@
 #include "test_support.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -11,6 +12,8 @@
 
 #include <catch2/catch.hpp>
 #include <xxhash.h>
+
+#include "prism/codes.hpp"  // kMaxCode
 
 #ifndef MANS_SHARED_DATA_DIR
 #define MANS_SHARED_DATA_DIR ""
@@ -221,6 +224,32 @@ std::string find_data_file(const std::string& name) {
         if (fs::is_regular_file(p, ec)) return p.string();
     }
     return {};
+}
+
+std::vector<std::int32_t> real_field_codes(const std::string& name, double rel, std::size_t max_values) {
+    const std::string path = find_data_file(name);
+    if (path.empty()) {
+        WARN("real field " << name << " not found; its codes are skipped");
+        return {};
+    }
+    const Bytes raw = read_file(path, 4 * max_values);
+    std::vector<float> x(raw.size() / 4);
+    std::memcpy(x.data(), raw.data(), x.size() * 4);
+    const auto usable = [](float v) { return std::isfinite(v) && std::fabs(v) <= 1e30f; };
+    float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+    for (float v : x)
+        if (usable(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+    const double eb = rel * (static_cast<double>(hi) - lo);
+    const double top = mans::detail::prism::kMaxCode - 1;
+    std::vector<std::int32_t> q(x.size(), 0);
+    double prev = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        if (!usable(x[i])) continue;
+        const double r = eb > 0 ? std::nearbyint((x[i] - prev) / (2 * eb)) : 0;
+        q[i] = static_cast<std::int32_t>(std::max(-top, std::min(top, r)));
+        prev = x[i];
+    }
+    return q;
 }
 
 std::vector<std::string> list_shared_data_files() {

@@ -76,6 +76,13 @@ bool write_file(const std::string& path, const Bytes& data);
 // Catch2 WARN), an exafel-like synthetic substitute of the same size.
 Bytes exafel_prefix(std::size_t max_bytes);
 
+// Codes shaped like PRISM's residuals, from the real f32 field `name`: its
+// first max_values values' first differences quantized with the bound
+// rel x (value range), non-finite and fill (|x| > 1e30) values as code 0,
+// clamped to PRISM's code range. Empty, with a Catch2 WARN, when the file
+// is not found.
+std::vector<std::int32_t> real_field_codes(const std::string& name, double rel, std::size_t max_values);
+
 // Exafel-like u16 detector data from a fixed LCG (pedestal ~1500, rare hits).
 Bytes exafel_like(std::size_t n, std::uint32_t seed);
 

@@ -4,7 +4,7 @@
 // elimination and the bit work of bitplane chunks (with a warp as the
 // team, backends/gpu/warp_team.hpp), the per-point steps of a pass, the
 // truncation statistics, the lossless stage's screening and choice for
-// a batch of streams, and the segment layout. CI compiles this with nvcc
+// a batch of streams, the segment layout and a level's assembly. CI compiles this with nvcc
 // and hipcc (tests/CMakeLists.txt), so code that a GPU could not run fails
 // the build here; the CPU tests run the same functions. (The MANS code is
 // compiled by the modules, whose kernels run it.)
@@ -15,6 +15,7 @@
 
 #include "prism/codes.hpp"
 #include "prism/geometry.hpp"
+#include "prism/level_assembly_hd.hpp"
 #include "prism/plane_split_hd.hpp"
 #include "prism/point_math.hpp"
 #include "prism/stream_batch_hd.hpp"
@@ -207,4 +208,55 @@ __global__ void prism_plane_segments(p::StreamBatch batch, std::uint8_t* segment
     if (need <= segment_capacity)
         p::write_plane_segment(batch.method + at, batch.payload + at, batch.size + at,
                                segments + plane * segment_capacity);
+}
+
+// A level's assembly (level_assembly_hd.hpp): the segment offsets by the
+// tiled scan (a thread per tile, one thread, a thread per segment), the
+// segments placed by a warp each, a warp per plane checksum, a thread per
+// truncation table entry.
+__global__ void prism_level_tile_sums(p::LevelAssembly a, std::uint64_t tile, std::uint64_t* bases) {
+    const std::uint64_t t = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const std::uint64_t segs = p::level_segment_count(a);
+    if (t * tile >= segs) return;
+    bases[t] = mans::detail::scan_tile_sum([&](std::uint64_t s) { return p::level_segment_bytes(a, s); }, segs,
+                                           tile, t);
+}
+
+__global__ void prism_level_tile_bases(p::LevelAssembly a, std::uint64_t tile, std::uint64_t* bases,
+                                       std::uint64_t* offsets) {
+    const std::uint64_t segs = p::level_segment_count(a);
+    offsets[segs] = mans::detail::scan_tile_bases(bases, (segs + tile - 1) / tile);
+}
+
+__global__ void prism_level_offsets(p::LevelAssembly a, std::uint64_t tile, const std::uint64_t* bases,
+                                    std::uint64_t* offsets) {
+    const std::uint64_t s = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (s >= p::level_segment_count(a)) return;
+    offsets[s] = mans::detail::scan_item_offset([&](std::uint64_t k) { return p::level_segment_bytes(a, k); }, tile,
+                                                bases, s);
+}
+
+__global__ void prism_place_level_segments(p::LevelAssembly a) {
+    constexpr unsigned kWarpsPerBlock = 4;
+    __shared__ std::uint64_t area[kWarpsPerBlock][mans::detail::kTeamSharedWords];
+    const unsigned warp = threadIdx.x / mans::detail::kWarp;
+    const std::uint64_t s = static_cast<std::uint64_t>(blockIdx.x) * kWarpsPerBlock + warp;
+    if (s >= p::level_segment_count(a)) return;
+    p::place_level_segment(mans::detail::WarpTeam{threadIdx.x % mans::detail::kWarp, area[warp]}, a, s);
+}
+
+__global__ void prism_level_checksums(p::LevelAssembly a, std::uint32_t* checksums) {
+    constexpr unsigned kWarpsPerBlock = 4;
+    __shared__ std::uint64_t area[kWarpsPerBlock][mans::detail::kTeamSharedWords];
+    const unsigned warp = threadIdx.x / mans::detail::kWarp;
+    const unsigned b = blockIdx.x * kWarpsPerBlock + warp;
+    if (b >= a.planes) return;
+    const mans::detail::WarpTeam team{threadIdx.x % mans::detail::kWarp, area[warp]};
+    const std::uint32_t sum = p::level_plane_checksum(team, a, b);
+    if (team.leads()) checksums[b] = sum;
+}
+
+__global__ void prism_level_truncation(p::LevelAssembly a, double* max_err, double* sum_sq) {
+    const unsigned kept = blockIdx.x * blockDim.x + threadIdx.x;
+    if (kept <= a.planes) p::level_truncation_entry(a, kept, max_err + kept, sum_sq + kept);
 }

@@ -40,6 +40,7 @@
 
 #include "backend_module.hpp"
 #include "core/frame_hd.hpp"
+#include "core/scan_hd.hpp"
 #include "core/hd.hpp"
 #include "core/xxh3_hd.hpp"
 #include "mans/mans.h"
@@ -371,32 +372,23 @@ MANS_HD void parse_chunk(const mans_backend_chunk_batch& a, const ChunkDecodeLay
 // Step 1b for tile t: the blocks of its chunks.
 MANS_HD void sum_list_tile(const mans_backend_chunk_batch& a, const ChunkDecodeLayout& l, std::uint64_t t) {
     const std::uint64_t* counts = reinterpret_cast<const std::uint64_t*>(a.temp + l.chunk_blocks);
-    const std::uint64_t c1 = (t + 1) * kListTileChunks < a.chunks ? (t + 1) * kListTileChunks : a.chunks;
-    std::uint64_t sum = 0;
-    for (std::uint64_t c = t * kListTileChunks; c < c1; ++c) sum += counts[c];
-    reinterpret_cast<std::uint64_t*>(a.temp + l.tile_bases)[t] = sum;
+    reinterpret_cast<std::uint64_t*>(a.temp + l.tile_bases)[t] =
+        scan_tile_sum([&](std::uint64_t c) { return counts[c]; }, a.chunks, kListTileChunks, t);
 }
 
 // Step 1c, one thread: each tile's sum becomes the blocks before the tile;
 // the total is the number of real blocks.
 MANS_HD void scan_list_tiles(const mans_backend_chunk_batch& a, const ChunkDecodeLayout& l) {
-    std::uint64_t* bases = reinterpret_cast<std::uint64_t*>(a.temp + l.tile_bases);
-    std::uint64_t total = 0;
-    for (std::uint64_t t = 0; t < l.list_tiles; ++t) {
-        const std::uint64_t sum = bases[t];
-        bases[t] = total;
-        total += sum;
-    }
-    *reinterpret_cast<std::uint64_t*>(a.temp + l.real_blocks) = total;
+    *reinterpret_cast<std::uint64_t*>(a.temp + l.real_blocks) =
+        scan_tile_bases(reinterpret_cast<std::uint64_t*>(a.temp + l.tile_bases), l.list_tiles);
 }
 
 // Step 1d for chunk c: the list position of its first block.
 MANS_HD void first_chunk_block(const mans_backend_chunk_batch& a, const ChunkDecodeLayout& l, std::uint64_t c) {
     const std::uint64_t* counts = reinterpret_cast<const std::uint64_t*>(a.temp + l.chunk_blocks);
-    const std::uint64_t t = c / kListTileChunks;
-    std::uint64_t first = reinterpret_cast<const std::uint64_t*>(a.temp + l.tile_bases)[t];
-    for (std::uint64_t k = t * kListTileChunks; k < c; ++k) first += counts[k];
-    reinterpret_cast<std::uint64_t*>(a.temp + l.chunk_first)[c] = first;
+    reinterpret_cast<std::uint64_t*>(a.temp + l.chunk_first)[c] =
+        scan_item_offset([&](std::uint64_t k) { return counts[k]; }, kListTileChunks,
+                         reinterpret_cast<const std::uint64_t*>(a.temp + l.tile_bases), c);
 }
 
 // Step 1e for slot g (chunk g / per_chunk, block g % per_chunk): listed

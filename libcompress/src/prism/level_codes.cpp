@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/status.hpp"
+#include "prism/level_assembly_hd.hpp"  // chunk_segment_for_plane, dropped_digits
 #include "prism/plane_coding.hpp"
 #include "prism/truncation_stats_hd.hpp"
 
@@ -102,7 +103,7 @@ Errc LevelEncoder::finish(LevelMeta* m, std::vector<Segment>* segments, std::vec
     m->sum_sq.assign(P + 1, 0);
     for (const Chunk& c : done_)
         for (unsigned kept = 0; kept <= P; ++kept) {
-            const unsigned d = std::min(P - kept, c.planes);
+            const unsigned d = dropped_digits(P, kept, c.planes);
             m->max_err[kept] = std::max(m->max_err[kept], c.max_err[d]);
             m->sum_sq[kept] += c.sum_sq[d];
         }
@@ -113,16 +114,10 @@ Errc LevelEncoder::finish(LevelMeta* m, std::vector<Segment>* segments, std::vec
     for (unsigned b = 0; b < P; ++b) {
         XXH3_64bits_reset(st);
         for (Chunk& c : done_) {
-            const unsigned gap = P - c.planes;  // empty level planes above the chunk's own
             std::vector<std::uint8_t> seg;
-            if (c.planes == 0) {
-            } else if (coding_ == Coding::negabinary) {
-                if (b >= gap) seg = std::move(c.seg[b - gap]);
-            } else if (b == 0) {
-                seg = std::move(c.seg[0]);  // the sign plane
-            } else if (b > gap) {
-                seg = std::move(b - gap == 1 && gap > 0 ? c.after_zero_plane : c.seg[b - gap]);
-            }
+            const int k = chunk_segment_for_plane(coding_, P, c.planes, b);
+            if (k == kAfterZeroPlaneSegment) seg = std::move(c.after_zero_plane);
+            else if (k != kNoSegment) seg = std::move(c.seg[static_cast<std::size_t>(k)]);
             segments->push_back(Segment{static_cast<std::uint32_t>(seg.size())});
             XXH3_64bits_update(st, seg.data(), seg.size());
             bytes->push_back(std::move(seg));

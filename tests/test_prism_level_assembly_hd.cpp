@@ -1,0 +1,203 @@
+// test_prism_level_assembly_hd.cpp - a level's part of the archive from
+// its coded chunks (prism/level_assembly_hd.hpp), the steps a GPU runs:
+// the plane count, the segment offsets by the tiled scan (core/scan_hd.hpp),
+// the segments placed and the planes' checksums by teams of 32 (LoopTeams,
+// reversed), the truncation tables. They must give what the CPU's
+// LevelEncoder::finish gives for the same codes: plane count, tables,
+// segment sizes, bytes and checksums, on levels of codes from real fields
+// (chunks of different plane counts, so empty planes above a chunk's own)
+// and synthetic levels, in both codings.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/scan_hd.hpp"
+#include "prism/archive.hpp"
+#include "prism/level_assembly_hd.hpp"
+#include "prism/level_codes.hpp"
+#include "prism/plane_coding.hpp"
+#include "prism/truncation_stats_hd.hpp"
+#include "test_support.hpp"
+
+namespace d = mans::detail;
+namespace dp = mans::detail::prism;
+
+namespace {
+
+struct CpuLevel {
+    dp::LevelMeta meta;
+    std::vector<dp::Segment> segments;
+    std::vector<std::vector<std::uint8_t>> bytes;
+    std::vector<std::uint32_t> checksums;
+};
+
+CpuLevel cpu_level(const std::vector<std::int32_t>& q, std::uint32_t chunk_codes, dp::Coding c) {
+    CpuLevel r;
+    dp::LevelEncoder enc(q.size(), chunk_codes, c);
+    const std::vector<dp::CodeRange> all{{0, q.size()}};
+    enc.prepare(all);
+    for (std::uint64_t i = 0; i < q.size(); ++i) enc.code(i) = q[i];
+    enc.commit(all);
+    REQUIRE(enc.finish(&r.meta, &r.segments, &r.bytes, &r.checksums, 1) == mans::Errc::ok);
+    return r;
+}
+
+// One chunk as a chunk coder leaves it, and the bytes it points to.
+struct HeldChunk {
+    std::vector<std::vector<std::uint8_t>> seg;
+    std::vector<std::uint8_t> after_zero_plane;
+};
+
+struct GpuLevel {
+    unsigned planes = 0;
+    std::vector<std::uint64_t> offsets;
+    std::vector<std::uint8_t> bytes;
+    std::vector<std::uint32_t> checksums;
+    std::vector<double> max_err, sum_sq;
+};
+
+GpuLevel gpu_level(const std::vector<std::int32_t>& q, std::uint32_t chunk_codes, dp::Coding c, std::uint64_t tile) {
+    const std::uint64_t n = q.size(), nchunks = (n + chunk_codes - 1) / chunk_codes;
+    std::vector<HeldChunk> held(nchunks);
+    std::vector<dp::CodedChunk> coded(nchunks);
+    for (std::uint64_t ch = 0; ch < nchunks; ++ch) {  // the chunk coder's part (CPU form)
+        const std::uint64_t first = ch * chunk_codes, len = std::min<std::uint64_t>(chunk_codes, n - first);
+        std::vector<std::uint32_t> words(len);
+        std::uint32_t any = 0;
+        for (std::uint64_t j = 0; j < len; ++j) any |= words[j] = dp::encode_code(q[first + j], c);
+        dp::CodedChunk& k = coded[ch];
+        k.planes = dp::planes_for(any, c);
+        dp::TruncationPartial partial[dp::kMaxPlanes + 1], stats[dp::kMaxPlanes + 1];
+        dp::truncation_stats(d::SoloTeam{}, q.data() + first, words.data(), len, k.planes, c, partial, stats);
+        for (unsigned dd = 0; dd <= k.planes; ++dd)
+            k.max_err[dd] = stats[dd].max_err, k.sum_sq[dd] = stats[dd].sum_sq.to_double();
+        const bool two_forms = c == dp::Coding::sign_magnitude && k.planes >= 2;
+        dp::encode_plane_chunks(words.data(), len, k.planes, c, &held[ch].seg,
+                                two_forms ? &held[ch].after_zero_plane : nullptr);
+        for (unsigned b = 0; b < k.planes; ++b)
+            k.seg[b] = held[ch].seg[b].data(), k.seg_bytes[b] = static_cast<std::uint32_t>(held[ch].seg[b].size());
+        k.after_zero_plane = held[ch].after_zero_plane.data();
+        k.after_zero_plane_bytes = static_cast<std::uint32_t>(held[ch].after_zero_plane.size());
+    }
+    GpuLevel g;
+    g.planes = dp::level_plane_count(coded.data(), nchunks);
+    dp::LevelAssembly a{c, g.planes, nchunks, coded.data(), nullptr, nullptr};
+    const std::uint64_t segs = dp::level_segment_count(a);
+    // Offsets: tile sums (tiles in reverse), their scan, each segment's offset (in reverse).
+    const auto size_of = [&](std::uint64_t s) { return dp::level_segment_bytes(a, s); };
+    const std::uint64_t tiles = (segs + tile - 1) / tile;
+    std::vector<std::uint64_t> bases(tiles + 1, 0xBADu);
+    for (std::uint64_t t = tiles; t-- > 0;) bases[t] = d::scan_tile_sum(size_of, segs, tile, t);
+    const std::uint64_t total = d::scan_tile_bases(bases.data(), tiles);
+    g.offsets.assign(segs + 1, 0xBADu);
+    for (std::uint64_t s = segs; s-- > 0;) g.offsets[s] = d::scan_item_offset(size_of, tile, bases.data(), s);
+    g.offsets[segs] = total;
+    g.bytes.assign(total, 0xA5);
+    a.offsets = g.offsets.data();
+    a.out = g.bytes.data();
+    std::uint64_t area[d::kTeamSharedWords];
+    const d::LoopTeam team{32, area, true};
+    for (std::uint64_t s = segs; s-- > 0;) dp::place_level_segment(team, a, s);
+    for (unsigned b = 0; b < g.planes; ++b) g.checksums.push_back(dp::level_plane_checksum(team, a, b));
+    g.max_err.resize(g.planes + 1);
+    g.sum_sq.resize(g.planes + 1);
+    for (unsigned kept = g.planes + 1; kept-- > 0;) {
+        dp::level_truncation_entry(a, kept, &g.max_err[kept], &g.sum_sq[kept]);
+        g.sum_sq[kept] = dp::decode_sum_sq(dp::encode_sum_sq(g.sum_sq[kept]));  // as the header stores it
+    }
+    return g;
+}
+
+void check_level(const std::vector<std::int32_t>& q, std::uint32_t chunk_codes, dp::Coding c, std::uint64_t tile,
+                 unsigned* levels_with_gaps) {
+    const CpuLevel cpu = cpu_level(q, chunk_codes, c);
+    const GpuLevel gpu = gpu_level(q, chunk_codes, c, tile);
+    REQUIRE(gpu.planes == cpu.meta.planes);
+    CHECK(gpu.max_err == cpu.meta.max_err);
+    CHECK(gpu.sum_sq == cpu.meta.sum_sq);
+    REQUIRE(gpu.offsets.size() == cpu.segments.size() + 1);
+    std::vector<std::uint8_t> cpu_bytes;
+    for (std::size_t s = 0; s < cpu.segments.size(); ++s) {
+        INFO("segment " << s);
+        REQUIRE(gpu.offsets[s + 1] - gpu.offsets[s] == cpu.segments[s].stored);
+        cpu_bytes.insert(cpu_bytes.end(), cpu.bytes[s].begin(), cpu.bytes[s].end());
+    }
+    CHECK(gpu.bytes == cpu_bytes);
+    CHECK(gpu.checksums == cpu.checksums);
+    // Count levels whose chunks have different plane counts (a gap above some).
+    const std::uint64_t nchunks = (q.size() + chunk_codes - 1) / chunk_codes;
+    bool gap = false;
+    for (std::uint64_t ch = 0; ch < nchunks && !gap; ++ch) {
+        std::uint32_t any = 0;
+        for (std::uint64_t j = ch * chunk_codes; j < std::min<std::uint64_t>(q.size(), (ch + 1) * chunk_codes); ++j)
+            any |= dp::encode_code(q[j], c);
+        gap = dp::planes_for(any, c) != cpu.meta.planes;
+    }
+    *levels_with_gaps += gap;
+}
+
+}  // namespace
+
+TEST_CASE("level assembly: chunk_segment_for_plane and dropped_digits follow FORMAT.md 4.5", "[prism][level_hd]") {
+    // The reading of the level's planes written out case by case: negabinary
+    // chunks take the level's last planes; sign-magnitude keeps the sign
+    // plane first, then the magnitude planes last, the first of them in its
+    // after-zero-plane form when planes are empty above it.
+    for (dp::Coding c : {dp::Coding::negabinary, dp::Coding::sign_magnitude})
+        for (unsigned P = 0; P <= dp::kMaxPlanes; ++P)
+            for (unsigned pc = 0; pc <= P; ++pc)
+                for (unsigned b = 0; b < P; ++b) {
+                    int expect = dp::kNoSegment;
+                    const unsigned gap = P - pc;
+                    if (pc > 0) {
+                        if (c == dp::Coding::negabinary) {
+                            if (b >= gap) expect = static_cast<int>(b - gap);
+                        } else if (b == 0) {
+                            expect = 0;
+                        } else if (b == gap + 1 && gap > 0) {
+                            expect = dp::kAfterZeroPlaneSegment;
+                        } else if (b > gap) {
+                            expect = static_cast<int>(b - gap);
+                        }
+                    }
+                    INFO("coding " << static_cast<int>(c) << ", P " << P << ", P_c " << pc << ", b " << b);
+                    REQUIRE(dp::chunk_segment_for_plane(c, P, pc, b) == expect);
+                    REQUIRE(dp::dropped_digits(P, b, pc) == std::min(P - b, pc));
+                }
+}
+
+TEST_CASE("level assembly: the HD steps give LevelEncoder::finish's level", "[prism][level_hd]") {
+    unsigned levels = 0, with_gaps = 0;
+    const char* fields[] = {"levitus_temp_20x180x360.f32", "echam5_t_17x96x192.f32", "stageiv_precip_23x118x87.f32"};
+    for (dp::Coding c : {dp::Coding::negabinary, dp::Coding::sign_magnitude}) {
+        for (const char* name : fields)
+            for (double rel : {1e-2, 1e-5}) {
+                const std::vector<std::int32_t> q = mans_test::real_field_codes(name, rel, 200000);
+                if (q.empty()) continue;
+                INFO(name << " rel " << rel << ", coding " << static_cast<int>(c));
+                check_level(q, 4096, c, 7, &with_gaps);
+                ++levels;
+            }
+        // Synthetic: small codes with one huge one (the other chunks far
+        // below the level's planes), all zero (no planes), a short last chunk,
+        // one code, a chunk size that is the whole level.
+        std::mt19937_64 rng(3);
+        std::vector<std::int32_t> q(50000);
+        for (auto& v : q) v = static_cast<std::int32_t>(rng() % 9) - 4;
+        q[30000] = dp::kMaxCode - 5;
+        for (std::uint64_t tile : {1u, 5u, 64u}) {
+            INFO("synthetic, tile " << tile << ", coding " << static_cast<int>(c));
+            check_level(q, 1024, c, tile, &with_gaps);
+            check_level(std::vector<std::int32_t>(3000, 0), 1024, c, tile, &with_gaps);
+            check_level(std::vector<std::int32_t>(1, -7), 1024, c, tile, &with_gaps);
+            check_level(q, 65536, c, tile, &with_gaps);
+            levels += 4;
+        }
+    }
+    CHECK(levels >= 24);
+    CHECK(with_gaps >= 6);  // empty planes above a chunk's own were assembled
+}
