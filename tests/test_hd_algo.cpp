@@ -82,3 +82,59 @@ TEST_CASE("team_sort_u64 with a team of threads", "[hd][thread_team]") {
         }
     }
 }
+
+TEST_CASE("team_enumerate numbers the kept indices in order with teams of 1-64 ranks", "[hd][one_thread]") {
+    // The numbering a team's dictionary uses: compaction of the kept
+    // indices, each numbered by its place among them.
+    std::mt19937_64 rng(10);
+    std::vector<std::uint64_t> area(kTeamSharedWords);
+    for (std::size_t m = 0; m <= 700; m += m < 70 ? 1 : 53)
+        for (unsigned every : {1u, 2u, 7u, 1000u}) {
+            std::vector<std::uint8_t> keep(m);
+            for (auto& k : keep) k = rng() % every == 0;
+            std::vector<std::uint64_t> ref;  // ref[k]: the k-th kept index
+            for (std::size_t j = 0; j < m; ++j)
+                if (keep[j]) ref.push_back(j);
+            for (unsigned size : {1u, 2u, 3u, 32u, 64u})
+                for (bool reverse : {false, true}) {
+                    INFO("m=" << m << " every=" << every << " ranks=" << size << (reverse ? " reversed" : ""));
+                    std::vector<std::uint64_t> got(m, ~0ull), number(m, ~0ull);
+                    const std::uint64_t count = team_enumerate(
+                        LoopTeam{size, area.data(), reverse}, m, [&](std::uint64_t j) { return keep[j] != 0; },
+                        [&](std::uint64_t j, std::uint64_t k) {
+                            REQUIRE(k < m);
+                            got[k] = j;
+                            number[j] = k;
+                        });
+                    REQUIRE(count == ref.size());
+                    got.resize(count);
+                    REQUIRE(got == ref);
+                    for (std::size_t j = 0; j < m; ++j)
+                        if (!keep[j]) REQUIRE(number[j] == ~0ull);  // put only for kept indices
+                }
+        }
+}
+
+TEST_CASE("team_enumerate with a team of threads", "[hd][thread_team]") {
+    std::mt19937_64 rng(12);
+    for (std::size_t m : {1, 33, 5000}) {
+        std::vector<std::uint8_t> keep(m);
+        for (auto& k : keep) k = rng() % 3 == 0;
+        std::vector<std::uint64_t> ref;
+        for (std::size_t j = 0; j < m; ++j)
+            if (keep[j]) ref.push_back(j);
+        for (unsigned size : {3u, 32u}) {
+            INFO("m=" << m << " threads=" << size);
+            mans_test::ThreadTeamState st(size);
+            std::vector<std::uint64_t> got(m, ~0ull), counts(size);
+            mans_test::run_members(size, [&](unsigned r) {
+                counts[r] = team_enumerate(
+                    mans_test::ThreadTeam{r, size, &st}, m, [&](std::uint64_t j) { return keep[j] != 0; },
+                    [&](std::uint64_t j, std::uint64_t k) { got[k] = j; });
+            });
+            for (std::uint64_t c : counts) REQUIRE(c == ref.size());  // in every member
+            got.resize(ref.size());
+            REQUIRE(got == ref);
+        }
+    }
+}

@@ -156,6 +156,39 @@ MANS_HD void team_sort_u64(const Team& team, std::uint64_t* a, std::size_t n) {
             });
 }
 
+// Numbers the indices j < m for which keep(j) holds, in increasing order:
+// put(j, number) for each; returns how many, in every member. Split over
+// the team in two phases: each rank counts its range (rank_span), then
+// numbers it from the counts of the ranks before it. keep(j) must give the
+// same answer in both phases (put(j, .) may change what keep(j) reads: it
+// runs after keep(j)). Uses the shared region kTeamRankValues.
+template <typename Team, typename Keep, typename Put>
+MANS_HD std::uint64_t team_enumerate(const Team& team, std::uint64_t m, const Keep& keep, const Put& put) {
+    if (team.size() == 1) {
+        std::uint64_t at = 0;
+        for (std::uint64_t j = 0; j < m; ++j)
+            if (keep(j)) put(j, at++);
+        return at;
+    }
+    std::uint64_t* count = team_region(team, kTeamRankValues);
+    team.for_ranks([&](unsigned r) {
+        const RankSpan s = rank_span(r, team.size(), m);
+        std::uint64_t c = 0;
+        for (std::uint64_t j = s.begin; j < s.end; ++j) c += keep(j) ? 1 : 0;
+        count[r] = c;
+    });
+    team.for_ranks([&](unsigned r) {
+        std::uint64_t at = 0;
+        for (unsigned q = 0; q < r; ++q) at += count[q];
+        const RankSpan s = rank_span(r, team.size(), m);
+        for (std::uint64_t j = s.begin; j < s.end; ++j)
+            if (keep(j)) put(j, at++);
+    });
+    std::uint64_t total = 0;
+    for (unsigned r = 0; r < team.size(); ++r) total += count[r];
+    return total;
+}
+
 // Plays a team of n ranks on one CPU thread: the code between phases runs
 // once (it is the same in every member), and a phase runs its ranks one
 // after another, in reverse when asked, so that a rank that read what

@@ -102,7 +102,7 @@ struct FixedOut {
 // 16-byte aligned slice: output, tokens, raw bits, sample, dictionary,
 // indices, 16-bit value map, encoder tables, words, work (histograms).
 struct EncodeSliceLayout {
-    std::size_t out, tokens, bits, sample, dict, index, value_map, enc, words, work, total;
+    std::size_t out, tokens, bits, sample, dict, index, value_map, sorted, enc, words, work, total;
 };
 // Raw bits per element at most: a hybrid token's are fewer than the
 // element's bits, ADM's (also in a nested u32 index block) at most 32.
@@ -124,6 +124,7 @@ MANS_HD EncodeSliceLayout encode_slice_layout(std::size_t max_n, unsigned esize)
     l.dict = take(esize >= 2 ? max_n * 8 : 0);
     l.index = take(esize >= 2 ? max_n * 4 : 0);
     l.value_map = take(esize == 2 ? (std::size_t{1} << 16) * 4 : 0);
+    l.sorted = take(esize >= 4 ? max_n * 8 : 0);
     l.enc = take(std::size_t{kMaxContexts} * 256 * sizeof(EncSym));
     l.words = take((max_n + kWordPadding) * 2);
     l.work = take(sizeof(EncodeWork));
@@ -163,6 +164,9 @@ struct FixedEncodeEnv {
     MANS_HD std::uint32_t* value_map(std::size_t n) const {
         return esize == 2 && n <= (std::size_t{1} << 16) ? reinterpret_cast<std::uint32_t*>(base + lay.value_map)
                                                         : nullptr;
+    }
+    MANS_HD std::uint64_t* sorted(std::size_t n) const {
+        return esize >= 4 && n <= max_n ? reinterpret_cast<std::uint64_t*>(base + lay.sorted) : nullptr;
     }
     MANS_HD EncodeWork* work() const { return reinterpret_cast<EncodeWork*>(base + lay.work); }
     MANS_HD TokenEncodeBuffers stream(std::size_t n) const {

@@ -87,7 +87,7 @@ struct EncodeWork {
 //                         truncate(n), erase(begin, end)
 //   lanes(RansEncodeArgs&) the rANS lane loop
 //   tokens(slots), bits(bytes), sample(n), dict(n), index(n), value_map(n),
-//   stream(n)             scratch of at least that many entries (null when
+//   sorted(n), stream(n)  scratch of at least that many entries (null when
 //                         it cannot have them); stream(n).work is work()'s
 //   work()                the EncodeWork (never null)
 // A null from Env makes run() return false: the block cannot be coded here
@@ -639,8 +639,12 @@ private:
             if (!map) return fail(), false;
             team_zero(team_, reinterpret_cast<std::uint8_t*>(map), (std::size_t{1} << E::B) * sizeof(std::uint32_t));
         }
-        // The dictionary and the indices (dict_size_ 0: too many values).
-        leader_decides([&] {
+        // The dictionary and the indices (dict_size_ 0: too many values):
+        // one thread alone below, a team split (team_dictionary), the same
+        // dictionary and indices.
+        if (team_.size() > 1) {
+            if (!team_dictionary(map, dict, index)) return fail(), false;
+        } else leader_decides([&] {
             std::size_t size = 0;
             dict_size_ = 0;
             if constexpr (E::B <= 16) {
@@ -671,6 +675,49 @@ private:
                                                             team_);
         if (!nested.run(ModeHint::automatic)) fail();
         return !failed_;
+    }
+
+    // put_dictionary's dictionary and indices by a team. 16-bit values: the
+    // value map is marked by every rank (atomic OR), its marked values
+    // numbered in order (team_enumerate over equal ranges of the value
+    // space), each element's index read from it. Wider values: sorted
+    // together (team_sort_u64) into the sorted scratch, the first of each
+    // run numbered in order into dict, each element's index found by a
+    // binary search. Sets dict_size_ (0: more than n / 2 values); false
+    // when the Env has no sorted scratch.
+    MANS_HD bool team_dictionary(std::uint32_t* map, std::uint64_t* dict, std::uint32_t* index) {
+        const unsigned ranks = team_.size();
+        std::size_t size = 0;
+        if constexpr (E::B <= 16) {
+            team_.for_ranks([&](unsigned r) {
+                for (std::size_t i = r; i < n_; i += ranks) team_.or_word(&map[load_biased<U>(x_, i, flip_)], 1);
+            });
+            team_.fence_atomics();
+            size = static_cast<std::size_t>(team_enumerate(
+                team_, std::uint64_t{1} << E::B, [&](std::uint64_t v) { return map[v] != 0; },
+                [&](std::uint64_t v, std::uint64_t k) { map[v] = static_cast<std::uint32_t>(k), dict[k] = v; }));
+            if (size * 2 <= n_)
+                team_.for_ranks([&](unsigned r) {
+                    for (std::size_t i = r; i < n_; i += ranks) index[i] = map[load_biased<U>(x_, i, flip_)];
+                });
+        } else {
+            std::uint64_t* sorted = env_.sorted(n_);
+            if (!sorted) return false;
+            team_.for_ranks([&](unsigned r) {
+                for (std::size_t i = r; i < n_; i += ranks) sorted[i] = load_biased<U>(x_, i, flip_);
+            });
+            team_sort_u64(team_, sorted, n_);
+            size = static_cast<std::size_t>(team_enumerate(
+                team_, n_, [&](std::uint64_t j) { return j == 0 || sorted[j] != sorted[j - 1]; },
+                [&](std::uint64_t j, std::uint64_t k) { dict[k] = sorted[j]; }));
+            if (size * 2 <= n_)
+                team_.for_ranks([&](unsigned r) {
+                    for (std::size_t i = r; i < n_; i += ranks)
+                        index[i] = static_cast<std::uint32_t>(lower_bound_u64(dict, size, load_biased<U>(x_, i, flip_)));
+                });
+        }
+        dict_size_ = size * 2 <= n_ ? size : 0;
+        return true;
     }
 
     const std::uint8_t* x_;

@@ -41,6 +41,7 @@ struct CpuEncodeEnv {
     std::uint64_t* dict(std::size_t n) const { return at_least(sc.dict, n); }
     std::uint32_t* index(std::size_t n) const { return at_least(sc.index, n); }
     std::uint32_t* value_map(std::size_t n) const { return at_least(sc.value_map, n); }
+    std::uint64_t* sorted(std::size_t n) const { return at_least(sc.sorted, n); }
     EncodeWork* work() const { return at_least(sc.work, 1); }
     TokenEncodeBuffers stream(std::size_t n) const {
         return {at_least(sc.stream.enc, std::size_t{kMaxContexts} * 256), at_least(sc.stream.words, n + kWordPadding),
