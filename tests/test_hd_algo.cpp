@@ -6,11 +6,13 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <random>
 #include <vector>
 
 #include "core/hd_algo.hpp"
+#include "mapping/hybrid_tokens.hpp"
 #include "core/team.hpp"
 #include "entropy/cost_model.hpp"
 #include "thread_team.hpp"
@@ -137,4 +139,47 @@ TEST_CASE("team_enumerate with a team of threads", "[hd][thread_team]") {
             REQUIRE(got == ref);
         }
     }
+}
+
+TEST_CASE("team_best_splits finds best_split's split for every histogram", "[hd][one_thread]") {
+    // Sample histograms of several shapes: small values only (all direct
+    // early), geometric, wide, with and without repeats, for each width.
+    std::mt19937_64 rng(13);
+    std::vector<std::uint64_t> area(kTeamSharedWords);
+    std::vector<std::array<std::uint32_t, 256>> tok(kMaxTeamSize);
+    std::vector<std::uint64_t> costs(3 * kMaxSplitCandidates);
+    unsigned cases = 0;
+    for (unsigned B : {8u, 16u, 32u, 64u})
+        for (int shape = 0; shape < 4; ++shape) {
+            ValueHist h[3];
+            for (ValueHist& one : h) {
+                one.clear();
+                for (int i = 0; i < 2000; ++i) {
+                    const unsigned bits = shape == 0 ? 3 : shape == 1 ? 1 + rng() % 12 : shape == 2 ? B : 1 + rng() % B;
+                    std::uint64_t v = bits >= 64 ? rng() : rng() % (std::uint64_t{1} << std::min(bits, B));
+                    if (B < 64) v &= (std::uint64_t{1} << B) - 1;
+                    one.add(v);
+                }
+            }
+            const std::uint32_t repeats[3] = {0, 0, static_cast<std::uint32_t>(shape * 37)};
+            const ValueHist* hp[3] = {&h[0], &h[1], &h[2]};
+            std::uint32_t serial_tok[256];
+            HybridChoice ref[3];
+            for (unsigned q = 0; q < 3; ++q) ref[q] = best_split(h[q], B, repeats[q], serial_tok);
+            for (unsigned size : {1u, 3u, 32u, 64u})
+                for (bool reverse : {false, true}) {
+                    INFO("B=" << B << " shape=" << shape << " ranks=" << size << (reverse ? " reversed" : ""));
+                    std::fill(costs.begin(), costs.end(), 0);  // stale costs must not matter
+                    HybridChoice got[3];
+                    team_best_splits(LoopTeam{size, area.data(), reverse}, hp, repeats, 3, B,
+                                     reinterpret_cast<std::uint32_t(*)[256]>(tok.data()), costs.data(), got);
+                    for (unsigned q = 0; q < 3; ++q) {
+                        REQUIRE(got[q].split.s == ref[q].split.s);
+                        REQUIRE(got[q].split.m == ref[q].split.m);
+                        REQUIRE(got[q].cost == ref[q].cost);
+                    }
+                    ++cases;
+                }
+        }
+    CHECK(cases == 128);
 }

@@ -53,6 +53,9 @@ struct RankWork {
     std::uint32_t repeats;   // sampled repeats of values that need raw bits
     std::uint32_t adm_bits;  // ADM's raw bits on the sample
     std::uint32_t tok[256];  // best_split's token histogram
+    // team_best_splits: a token histogram per rank, the candidates' costs.
+    std::uint32_t rank_tok[kMaxTeamSize][256];
+    std::uint64_t split_costs[3 * kMaxSplitCandidates];
 };
 
 // A mapping candidate of the mode choice, with its estimated cost.
@@ -285,11 +288,13 @@ private:
         return stats_.max - c <= limit && c - stats_.min <= limit;
     }
 
-    // The mode choice, in the team's phases: the leader finds the center,
-    // the team builds the sample's histograms, the leader ranks the modes.
+    // The mode choice, in the team's phases: the team sorts the sample and
+    // the leader finds the center, the team builds the sample's histograms
+    // and costs the token splits, the leader ranks the modes.
     MANS_HD_CALL void decide_modes() {
         find_center();
         sample_histograms();
+        if (team_.size() > 1) team_splits();
         leader_decides([&] { rank_modes(); });
         // Order-0 estimates miss what the context model gains: the two
         // closest candidates (rank_modes always has at least three) are
@@ -373,9 +378,11 @@ private:
         const bool adm_ok = adm_possible();
         const unsigned nplanes = plane_count();
         const std::uint32_t sampled = static_cast<std::uint32_t>(sample_size());
-        split_center_ = best_split(hc, E::B, 0, work.tok);
-        split_delta_ = best_split(hd, E::B, 0, work.tok);
-        split_repeat_ = repeats ? best_split(hr, E::B, repeats, work.tok) : HybridChoice{};
+        if (team_.size() == 1) {  // a team has found them (team_splits)
+            split_center_ = best_split(hc, E::B, 0, work.tok);
+            split_delta_ = best_split(hd, E::B, 0, work.tok);
+            split_repeat_ = repeats ? best_split(hr, E::B, repeats, work.tok) : HybridChoice{};
+        }
         unsigned count = 0;
         out[count++] = {ModeHint::token_center, split_center_.cost};
         out[count++] = {ModeHint::token_delta, split_delta_.cost};
@@ -386,6 +393,19 @@ private:
         out[count++] = {ModeHint::byte_planes, plane_cost};
         if (adm_ok) out[count++] = {ModeHint::adm, estimate_order0_fix16(work.adm_codes) + std::uint64_t{work.adm_bits} * kFixOne};
         sort_candidates(out, count);
+    }
+
+    // rank_modes' three best splits (center, delta, repeat when there are
+    // repeats) by the team: the splits' cost estimates are most of the
+    // ranking's work (up to 35 candidates per histogram).
+    MANS_HD_CALL void team_splits() {
+        RankWork& work = env_.work()->rank;
+        const ValueHist* h[3] = {&work.center, &work.delta, &work.repeat};
+        const std::uint32_t repeats[3] = {0, 0, work.repeats};
+        HybridChoice best[3] = {};
+        team_best_splits(team_, h, repeats, work.repeats ? 3 : 2, E::B, work.rank_tok, work.split_costs, best);
+        split_center_ = best[0], split_delta_ = best[1];
+        split_repeat_ = work.repeats ? best[2] : HybridChoice{};
     }
 
     // Insertion sort by (cost, hint): ties break on the hint, so the order

@@ -71,23 +71,63 @@ struct HybridChoice {
     std::uint64_t cost = ~0ull;
 };
 
-// `repeats` > 0 asks for a split that leaves room for the repeat token.
-// `tok`: work space of 256 entries (hybrid_cost_fix16).
-MANS_HD_CALL HybridChoice best_split(const ValueHist& h, unsigned B, std::uint32_t repeats, std::uint32_t* tok) {
-    HybridChoice best;
+// The splits best_split tries, in its order, as fn(k, split) for k = 0,
+// 1, ...: every valid split (repeats: one that leaves room for the repeat
+// token) up to the first valid one at which every value is a direct token
+// (from there on, m and larger s change nothing, so the first such split
+// is the one a full search keeps). At most kMaxSplitCandidates.
+inline constexpr unsigned kMaxSplitCandidates = 35;  // s 0..8, m 0..min(s, 4)
+template <typename F>
+MANS_HD void for_split_candidates(const ValueHist& h, unsigned B, bool repeats, F&& fn) {
+    unsigned k = 0;
     for (unsigned s = 0; s <= 8; ++s) {
-        // Once every value is a direct token, m and larger s change nothing
-        // (the first valid such split is the one kept, as in a full search).
         const bool all_direct = h.vmax < (1ull << s);
         for (unsigned m = 0; m <= 4 && m <= s; ++m) {
             const HybridSplit p{s, m};
-            if (!hybrid_split_valid(p, B, repeats != 0)) continue;
-            const std::uint64_t c = hybrid_cost_fix16(h, p, B, repeats, tok);
-            if (c < best.cost) best = {p, c};
-            if (all_direct) return best;
+            if (!hybrid_split_valid(p, B, repeats)) continue;
+            fn(k++, p);
+            if (all_direct) return;
         }
     }
+}
+
+// `repeats` > 0 asks for a split that leaves room for the repeat token.
+// `tok`: work space of 256 entries (hybrid_cost_fix16). The cheapest
+// candidate, the first of equal ones.
+MANS_HD_CALL HybridChoice best_split(const ValueHist& h, unsigned B, std::uint32_t repeats, std::uint32_t* tok) {
+    HybridChoice best;
+    for_split_candidates(h, B, repeats != 0, [&](unsigned, HybridSplit p) {
+        const std::uint64_t c = hybrid_cost_fix16(h, p, B, repeats, tok);
+        if (c < best.cost) best = {p, c};
+    });
     return best;
+}
+
+// best_split of count histograms (h[q] with repeats[q]) by a team: the
+// candidates of all of them are shared out (candidate k of histogram q,
+// item q * kMaxSplitCandidates + k, is costed by rank item % size, with
+// that rank's token histogram tok[r]; costs[item] holds the result), then
+// every member picks each histogram's first cheapest candidate from the
+// costs, as best_split does. out[q] in every member.
+template <typename Team>
+MANS_HD_CALL void team_best_splits(const Team& team, const ValueHist* const* h, const std::uint32_t* repeats,
+                                   unsigned count, unsigned B, std::uint32_t (*tok)[256], std::uint64_t* costs,
+                                   HybridChoice* out) {
+    team.for_ranks([&](unsigned r) {
+        for (unsigned q = 0; q < count; ++q)
+            for_split_candidates(*h[q], B, repeats[q] != 0, [&](unsigned k, HybridSplit p) {
+                const unsigned item = q * kMaxSplitCandidates + k;
+                if (item % team.size() == r) costs[item] = hybrid_cost_fix16(*h[q], p, B, repeats[q], tok[r]);
+            });
+    });
+    for (unsigned q = 0; q < count; ++q) {
+        HybridChoice best;
+        for_split_candidates(*h[q], B, repeats[q] != 0, [&](unsigned k, HybridSplit p) {
+            const std::uint64_t c = costs[q * kMaxSplitCandidates + k];
+            if (c < best.cost) best = {p, c};
+        });
+        out[q] = best;
+    }
 }
 
 // Hot loop of the hybrid-token mapping, kept free of member accesses so that
