@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "core/scan_hd.hpp"
 #include "prism/archive.hpp"
 #include "prism/level_assembly_hd.hpp"
 #include "prism/level_codes.hpp"
 #include "prism/plane_coding.hpp"
 #include "prism/truncation_stats_hd.hpp"
+#include "prism_hd_steps.hpp"
 #include "test_support.hpp"
 
 namespace d = mans::detail;
@@ -28,43 +28,20 @@ namespace dp = mans::detail::prism;
 
 namespace {
 
-struct CpuLevel {
-    dp::LevelMeta meta;
-    std::vector<dp::Segment> segments;
-    std::vector<std::vector<std::uint8_t>> bytes;
-    std::vector<std::uint32_t> checksums;
-};
-
-CpuLevel cpu_level(const std::vector<std::int32_t>& q, std::uint32_t chunk_codes, dp::Coding c) {
-    CpuLevel r;
-    dp::LevelEncoder enc(q.size(), chunk_codes, c);
-    const std::vector<dp::CodeRange> all{{0, q.size()}};
-    enc.prepare(all);
-    for (std::uint64_t i = 0; i < q.size(); ++i) enc.code(i) = q[i];
-    enc.commit(all);
-    REQUIRE(enc.finish(&r.meta, &r.segments, &r.bytes, &r.checksums, 1) == mans::Errc::ok);
-    return r;
-}
-
 // One chunk as a chunk coder leaves it, and the bytes it points to.
 struct HeldChunk {
     std::vector<std::vector<std::uint8_t>> seg;
     std::vector<std::uint8_t> after_zero_plane;
 };
 
-struct GpuLevel {
-    unsigned planes = 0;
-    std::vector<std::uint64_t> offsets;
-    std::vector<std::uint8_t> bytes;
-    std::vector<std::uint32_t> checksums;
-    std::vector<double> max_err, sum_sq;
-};
-
-GpuLevel gpu_level(const std::vector<std::int32_t>& q, std::uint32_t chunk_codes, dp::Coding c, std::uint64_t tile) {
+// The chunks as the CPU's chunk coder leaves them (level_codes.cpp's
+// code_chunk), assembled by the HD steps.
+mans_test::AssembledLevel gpu_level(const std::vector<std::int32_t>& q, std::uint32_t chunk_codes, dp::Coding c,
+                                    std::uint64_t tile) {
     const std::uint64_t n = q.size(), nchunks = (n + chunk_codes - 1) / chunk_codes;
     std::vector<HeldChunk> held(nchunks);
     std::vector<dp::CodedChunk> coded(nchunks);
-    for (std::uint64_t ch = 0; ch < nchunks; ++ch) {  // the chunk coder's part (CPU form)
+    for (std::uint64_t ch = 0; ch < nchunks; ++ch) {
         const std::uint64_t first = ch * chunk_codes, len = std::min<std::uint64_t>(chunk_codes, n - first);
         std::vector<std::uint32_t> words(len);
         std::uint32_t any = 0;
@@ -83,51 +60,13 @@ GpuLevel gpu_level(const std::vector<std::int32_t>& q, std::uint32_t chunk_codes
         k.after_zero_plane = held[ch].after_zero_plane.data();
         k.after_zero_plane_bytes = static_cast<std::uint32_t>(held[ch].after_zero_plane.size());
     }
-    GpuLevel g;
-    g.planes = dp::level_plane_count(coded.data(), nchunks);
-    dp::LevelAssembly a{c, g.planes, nchunks, coded.data(), nullptr, nullptr};
-    const std::uint64_t segs = dp::level_segment_count(a);
-    // Offsets: tile sums (tiles in reverse), their scan, each segment's offset (in reverse).
-    const auto size_of = [&](std::uint64_t s) { return dp::level_segment_bytes(a, s); };
-    const std::uint64_t tiles = (segs + tile - 1) / tile;
-    std::vector<std::uint64_t> bases(tiles + 1, 0xBADu);
-    for (std::uint64_t t = tiles; t-- > 0;) bases[t] = d::scan_tile_sum(size_of, segs, tile, t);
-    const std::uint64_t total = d::scan_tile_bases(bases.data(), tiles);
-    g.offsets.assign(segs + 1, 0xBADu);
-    for (std::uint64_t s = segs; s-- > 0;) g.offsets[s] = d::scan_item_offset(size_of, tile, bases.data(), s);
-    g.offsets[segs] = total;
-    g.bytes.assign(total, 0xA5);
-    a.offsets = g.offsets.data();
-    a.out = g.bytes.data();
-    std::uint64_t area[d::kTeamSharedWords];
-    const d::LoopTeam team{32, area, true};
-    for (std::uint64_t s = segs; s-- > 0;) dp::place_level_segment(team, a, s);
-    for (unsigned b = 0; b < g.planes; ++b) g.checksums.push_back(dp::level_plane_checksum(team, a, b));
-    g.max_err.resize(g.planes + 1);
-    g.sum_sq.resize(g.planes + 1);
-    for (unsigned kept = g.planes + 1; kept-- > 0;) {
-        dp::level_truncation_entry(a, kept, &g.max_err[kept], &g.sum_sq[kept]);
-        g.sum_sq[kept] = dp::decode_sum_sq(dp::encode_sum_sq(g.sum_sq[kept]));  // as the header stores it
-    }
-    return g;
+    return mans_test::assemble_level(coded, c, tile);
 }
 
 void check_level(const std::vector<std::int32_t>& q, std::uint32_t chunk_codes, dp::Coding c, std::uint64_t tile,
                  unsigned* levels_with_gaps) {
-    const CpuLevel cpu = cpu_level(q, chunk_codes, c);
-    const GpuLevel gpu = gpu_level(q, chunk_codes, c, tile);
-    REQUIRE(gpu.planes == cpu.meta.planes);
-    CHECK(gpu.max_err == cpu.meta.max_err);
-    CHECK(gpu.sum_sq == cpu.meta.sum_sq);
-    REQUIRE(gpu.offsets.size() == cpu.segments.size() + 1);
-    std::vector<std::uint8_t> cpu_bytes;
-    for (std::size_t s = 0; s < cpu.segments.size(); ++s) {
-        INFO("segment " << s);
-        REQUIRE(gpu.offsets[s + 1] - gpu.offsets[s] == cpu.segments[s].stored);
-        cpu_bytes.insert(cpu_bytes.end(), cpu.bytes[s].begin(), cpu.bytes[s].end());
-    }
-    CHECK(gpu.bytes == cpu_bytes);
-    CHECK(gpu.checksums == cpu.checksums);
+    const mans_test::CpuLevel cpu = mans_test::cpu_level(q, chunk_codes, c);
+    mans_test::check_same_level(gpu_level(q, chunk_codes, c, tile), cpu);
     // Count levels whose chunks have different plane counts (a gap above some).
     const std::uint64_t nchunks = (q.size() + chunk_codes - 1) / chunk_codes;
     bool gap = false;

@@ -12,18 +12,19 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "mans/mans.hpp"
-#include "mapping/chunk_batch.hpp"
 #include "prism/archive.hpp"  // kChunkCodes
 #include "prism/codes.hpp"
 #include "prism/lossless.hpp"
 #include "prism/plane_coding.hpp"
 #include "prism/plane_split_hd.hpp"
 #include "prism/stream_batch_hd.hpp"
+#include "prism_hd_steps.hpp"
 #include "test_support.hpp"
 
 namespace d = mans::detail;
@@ -31,11 +32,7 @@ namespace dp = mans::detail::prism;
 
 namespace {
 
-// How a batch's screening is played: team size and rank order.
-struct TeamPlay {
-    unsigned size;
-    bool reverse;
-};
+using mans_test::TeamPlay;
 
 // Owns the arrays of a StreamBatch and runs steps 1-3 on it.
 class StreamBatchRun {
@@ -57,7 +54,6 @@ public:
                              bytes_.data(), work_.data(), dp::stream_work_bytes(largest), all_zero_.data(),
                              rze_.data(),   rans_in_.data(), method_.data(), payload_.data(),
                              size_.data()};
-        largest_ = largest;
     }
 
     void run(TeamPlay play) {
@@ -66,41 +62,12 @@ public:
         std::uint32_t hist[256];
         for (std::uint64_t i = b_.count; i-- > 0;) {
             std::fill(std::begin(hist), std::end(hist), 0xDEADBEEFu);  // stale counts must not matter
-            if (play.size == 1) dp::screen_stream(d::SoloTeam{}, b_, i, hist);
-            else dp::screen_stream(d::LoopTeam{play.size, area, play.reverse}, b_, i, hist);
+            mans_test::with_team(play, area, [&](const auto& t) { dp::screen_stream(t, b_, i, hist); });
         }
         // 2. The rANS candidates: the chunk encoder on in_bytes = rans_in.
-        const std::size_t count = streams_.size();
-        const unsigned esize = b_.width;
-        rans_out_.assign(count, std::vector<std::uint8_t>(mans::compress_bound(largest_)));
-        for (auto& o : rans_out_) out_ptrs_.push_back(o.data());
-        out_bytes_.assign(count, 0);
-        statuses_.assign(count, 1);
-        mans_backend_chunk_batch a{};
-        a.struct_size = sizeof a;
-        a.dtype = dp::rans_dtype(b_.width);
-        a.block_elems = mans::kDefaultBlockBytes / esize;  // mans::compress's default, as encode_best uses it
-        a.chunks = count;
-        a.max_in_bytes = largest_;
-        a.out_capacity = mans::compress_bound(largest_);
-        in_ptrs_.assign(src_.begin(), src_.end());
-        a.in_ptrs = in_ptrs_.data();
-        a.in_bytes = rans_in_.data();
-        a.out_ptrs = out_ptrs_.data();
-        a.out_bytes = out_bytes_.data();
-        a.statuses = statuses_.data();
-        const std::uint64_t wave = 3;  // few teams, each coding many blocks with a reused slice
-        const d::ChunkEncodeLayout l = d::chunk_encode_layout(esize, a.block_elems, count, largest_, wave);
-        REQUIRE(l.total > 0);
-        temp_.assign(l.total, 0xA5);
-        a.temp = temp_.data();
-        a.temp_bytes = temp_.size();
-        for (std::uint64_t item = l.wave_blocks; item-- > 0;)
-            d::encode_chunk_blocks_strided_any(a, l, item, d::LoopTeam{32, area, item % 2 == 1});
-        for (std::uint64_t c = 0; c < count; ++c) d::finish_chunk_encode(a, l, c);
-        for (std::uint64_t g = 0; g < l.total_blocks; ++g) d::place_chunk_block(a, l, g);
+        rans_ = std::make_unique<mans_test::RansCandidates>(b_);
         // 3. The choice.
-        for (std::uint64_t i = 0; i < count; ++i) dp::choose_stream(b_, a, i);
+        for (std::uint64_t i = 0; i < b_.count; ++i) dp::choose_stream(b_, rans_->batch(), i);
     }
 
     dp::Method method(std::size_t i) const { return method_[i]; }
@@ -122,15 +89,11 @@ private:
     std::vector<std::vector<std::uint8_t>> streams_;
     std::vector<const std::uint8_t*> src_;
     std::vector<std::size_t> bytes_;
-    std::vector<std::uint8_t> work_, all_zero_, temp_;
-    std::vector<std::size_t> rze_, rans_in_, size_, out_bytes_;
+    std::vector<std::uint8_t> work_, all_zero_;
+    std::vector<std::size_t> rze_, rans_in_, size_;
+    std::unique_ptr<mans_test::RansCandidates> rans_;
     std::vector<dp::Method> method_;
     std::vector<const std::uint8_t*> payload_;
-    std::vector<std::vector<std::uint8_t>> rans_out_;
-    std::vector<void*> out_ptrs_;
-    std::vector<const void*> in_ptrs_;
-    std::vector<std::int32_t> statuses_;
-    std::size_t largest_ = 0;
     dp::StreamBatch b_{};
 };
 

@@ -13,6 +13,8 @@
 
 #include "warp_team.hpp"  // first: it includes the runtime's headers
 
+#include "core/scan_hd.hpp"
+#include "prism/chunk_coding_hd.hpp"
 #include "prism/codes.hpp"
 #include "prism/geometry.hpp"
 #include "prism/level_assembly_hd.hpp"
@@ -60,39 +62,61 @@ __global__ void prism_zero_elim_chunks(const std::uint8_t* src, std::size_t chun
     status[c] = p::zero_elim_decode(o, size, back + c * chunk, chunk);
 }
 
-// The bit work of bitplane chunks, one warp per chunk (a team, as the CPU
-// tests run it with 32 ranks): transpose to planes by ballots, then per plane the five
-// context streams and the next plane's significance. Per chunk, global
-// memory holds planes * nw plane words, sig and fresh (nw each) and
-// 5 * stream_word_count(len) stream words for the plane being split;
-// bits_out receives every plane's five stream lengths.
-__global__ void prism_split_plane_chunks(const std::uint32_t* words, std::uint64_t len, std::size_t chunks,
-                                         unsigned planes, std::uint64_t* plane_words, std::uint64_t* sig_fresh,
-                                         std::uint32_t* streams, std::uint64_t* bits_out) {
-    constexpr unsigned kWarpsPerBlock = 4;
-    __shared__ std::uint64_t area[kWarpsPerBlock][mans::detail::kTeamSharedWords];
-    __shared__ p::PlaneSplitScratch scratch[kWarpsPerBlock];
-    const unsigned warp = threadIdx.x / mans::detail::kWarp;
-    const std::size_t c = static_cast<std::size_t>(blockIdx.x) * kWarpsPerBlock + warp;
-    if (c >= chunks) return;  // whole warps leave together
-    const mans::detail::WarpTeam team{threadIdx.x % mans::detail::kWarp, area[warp]};
-    const std::uint64_t nw = p::plane_word_count(len);
-    std::uint64_t* bits = plane_words + c * planes * nw;
-    std::uint64_t* sig = sig_fresh + c * 2 * nw;
-    std::uint64_t* fresh = sig + nw;
-    std::uint32_t* mine = streams + c * p::kPlaneStreams * p::stream_word_count(len);
-    p::transpose_planes_by_ballot(team, [](bool v) { return static_cast<std::uint64_t>(mans_gpu_ballot(v)); },
-                                  words + c * len, len, planes, p::Coding::negabinary, bits);
-    team.for_ranks([&](unsigned r) {
-        for (std::uint64_t w = r; w < nw; w += team.size()) sig[w] = fresh[w] = 0;
-    });
-    for (unsigned b = 0; b < planes; ++b) {
-        std::uint64_t n[p::kPlaneStreams];
-        p::split_plane(team, bits + b * nw, sig, fresh, len, &scratch[warp], mine, n);
-        if (team.leads())
-            for (unsigned k = 0; k < p::kPlaneStreams; ++k) bits_out[(c * planes + b) * p::kPlaneStreams + k] = n[k];
-        p::advance_significance(team, bits + b * nw, sig, fresh, nw);
+// A batch of a level's bitplane chunks (chunk_coding_hd.hpp), one warp per
+// chunk: words, plane count and truncation statistics; the forms' scan
+// (a thread per tile, one thread, a thread per chunk); the planes' context
+// streams (transposed by ballots); then, after the lossless stage
+// (prism_screen_streams & co. below on cc.batch), the segments.
+__device__ mans::detail::WarpTeam chunk_warp(std::uint64_t (*area)[mans::detail::kTeamSharedWords]) {
+    return mans::detail::WarpTeam{threadIdx.x % mans::detail::kWarp, area[threadIdx.x / mans::detail::kWarp]};
+}
+constexpr unsigned kChunkWarps = 4;  // warps per thread block
+
+__global__ void prism_chunk_words(p::ChunkCoding cc) {
+    __shared__ std::uint64_t area[kChunkWarps][mans::detail::kTeamSharedWords];
+    const std::uint64_t ch = static_cast<std::uint64_t>(blockIdx.x) * kChunkWarps + threadIdx.x / mans::detail::kWarp;
+    if (ch < cc.count) p::chunk_words(chunk_warp(area), cc, ch);  // whole warps leave together
+}
+
+__global__ void prism_chunk_form_tiles(p::ChunkCoding cc, std::uint64_t tile) {
+    const std::uint64_t t = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (t * tile < cc.count)
+        cc.tile_sums[t] = mans::detail::scan_tile_sum([&](std::uint64_t ch) { return p::chunk_forms(cc, ch); },
+                                                      cc.count, tile, t);
+}
+
+__global__ void prism_chunk_form_bases(p::ChunkCoding cc, std::uint64_t tile) {
+    cc.form_first[cc.count] = mans::detail::scan_tile_bases(cc.tile_sums, (cc.count + tile - 1) / tile);
+}
+
+__global__ void prism_chunk_form_first(p::ChunkCoding cc, std::uint64_t tile) {
+    const std::uint64_t ch = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (ch < cc.count)
+        cc.form_first[ch] = mans::detail::scan_item_offset([&](std::uint64_t k) { return p::chunk_forms(cc, k); },
+                                                           tile, cc.tile_sums, ch);
+}
+
+struct BallotTranspose {
+    __device__ void operator()(const mans::detail::WarpTeam& team, const std::uint32_t* words, std::uint64_t len,
+                               unsigned planes, p::Coding c, std::uint64_t* bits) const {
+        p::transpose_planes_by_ballot(team, [](bool v) { return static_cast<std::uint64_t>(mans_gpu_ballot(v)); },
+                                      words, len, planes, c, bits);
     }
+};
+
+__global__ void prism_split_chunk_planes(p::ChunkCoding cc) {
+    __shared__ std::uint64_t area[kChunkWarps][mans::detail::kTeamSharedWords];
+    __shared__ p::PlaneSplitScratch scratch[kChunkWarps];
+    const unsigned warp = threadIdx.x / mans::detail::kWarp;
+    const std::uint64_t ch = static_cast<std::uint64_t>(blockIdx.x) * kChunkWarps + warp;
+    if (ch < cc.count)
+        p::split_chunk_planes(chunk_warp(area), cc, ch, &scratch[warp], p::LoopBitGather{}, BallotTranspose{});
+}
+
+__global__ void prism_chunk_segments(p::ChunkCoding cc) {
+    __shared__ std::uint64_t area[kChunkWarps][mans::detail::kTeamSharedWords];
+    const std::uint64_t ch = static_cast<std::uint64_t>(blockIdx.x) * kChunkWarps + threadIdx.x / mans::detail::kWarp;
+    if (ch < cc.count) p::write_chunk_segments(chunk_warp(area), cc, ch);
 }
 
 // fn(k, idx, pred, masked) for this thread's points of the thread block's

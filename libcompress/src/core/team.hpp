@@ -95,6 +95,22 @@ MANS_HD bool team_all(const Team& team, F&& fn) {
     return ok;
 }
 
+// fn(r) -> std::uint32_t for every rank; the OR of the results, the same
+// in every member.
+template <typename Team, typename F>
+MANS_HD std::uint32_t team_or(const Team& team, F&& fn) {
+    if (team.size() == 1) {
+        std::uint32_t v = 0;
+        team.for_ranks([&](unsigned r) { v = fn(r); });
+        return v;
+    }
+    std::uint64_t* slot = team_region(team, kTeamRankFlags);
+    team.for_ranks([&](unsigned r) { slot[r] = fn(r); });
+    std::uint32_t v = 0;
+    for (unsigned r = 0; r < team.size(); ++r) v |= static_cast<std::uint32_t>(slot[r]);
+    return v;
+}
+
 // fn() -> std::uint64_t in rank 0 alone, in a phase of its own (the team's
 // serial work: it may write anything); its result in every member.
 template <typename Team, typename F>

@@ -1,0 +1,111 @@
+// prism_hd_steps.cpp - see prism_hd_steps.hpp.
+#include "prism_hd_steps.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "core/scan_hd.hpp"
+#include "core/team.hpp"
+#include "mans/mans.hpp"
+#include "mapping/chunk_batch.hpp"
+#include "prism/level_codes.hpp"
+
+namespace d = mans::detail;
+namespace dp = mans::detail::prism;
+
+namespace mans_test {
+
+RansCandidates::RansCandidates(const dp::StreamBatch& b) {
+    const std::uint64_t count = b.count;
+    std::size_t largest = 0;
+    for (std::uint64_t i = 0; i < count; ++i) largest = std::max(largest, b.bytes[i]);
+    const unsigned esize = b.width;
+    const std::size_t cap = mans::compress_bound(largest);
+    out_.assign(count, std::vector<std::uint8_t>(cap));
+    for (auto& o : out_) out_ptrs_.push_back(o.data());
+    in_ptrs_.assign(b.src, b.src + count);
+    out_bytes_.assign(count, 0);
+    statuses_.assign(count, 1);
+    a_.struct_size = sizeof a_;
+    a_.dtype = dp::rans_dtype(b.width);
+    a_.block_elems = mans::kDefaultBlockBytes / esize;  // mans::compress's default, as encode_best uses it
+    a_.chunks = count;
+    a_.max_in_bytes = largest;
+    a_.out_capacity = cap;
+    a_.in_ptrs = in_ptrs_.data();
+    a_.in_bytes = b.rans_in;
+    a_.out_ptrs = out_ptrs_.data();
+    a_.out_bytes = out_bytes_.data();
+    a_.statuses = statuses_.data();
+    if (count == 0) return;  // nothing to code (a batch of all-zero chunks)
+    const std::uint64_t wave = 3;
+    const d::ChunkEncodeLayout l = d::chunk_encode_layout(esize, a_.block_elems, count, largest, wave);
+    REQUIRE(l.total > 0);
+    temp_.assign(l.total, 0xA5);
+    a_.temp = temp_.data();
+    a_.temp_bytes = temp_.size();
+    std::uint64_t area[d::kTeamSharedWords];
+    for (std::uint64_t item = l.wave_blocks; item-- > 0;)
+        d::encode_chunk_blocks_strided_any(a_, l, item, d::LoopTeam{32, area, item % 2 == 1});
+    for (std::uint64_t c = 0; c < count; ++c) d::finish_chunk_encode(a_, l, c);
+    for (std::uint64_t g = 0; g < l.total_blocks; ++g) d::place_chunk_block(a_, l, g);
+}
+
+AssembledLevel assemble_level(const std::vector<dp::CodedChunk>& coded, dp::Coding c, std::uint64_t tile) {
+    const std::uint64_t nchunks = coded.size();
+    AssembledLevel g;
+    g.planes = dp::level_plane_count(coded.data(), nchunks);
+    dp::LevelAssembly a{c, g.planes, nchunks, coded.data(), nullptr, nullptr};
+    const std::uint64_t segs = dp::level_segment_count(a);
+    const auto size_of = [&](std::uint64_t s) { return dp::level_segment_bytes(a, s); };
+    const std::uint64_t tiles = (segs + tile - 1) / tile;
+    std::vector<std::uint64_t> bases(tiles + 1, 0xBADu);
+    for (std::uint64_t t = tiles; t-- > 0;) bases[t] = d::scan_tile_sum(size_of, segs, tile, t);
+    const std::uint64_t total = d::scan_tile_bases(bases.data(), tiles);
+    g.offsets.assign(segs + 1, 0xBADu);
+    for (std::uint64_t s = segs; s-- > 0;) g.offsets[s] = d::scan_item_offset(size_of, tile, bases.data(), s);
+    g.offsets[segs] = total;
+    g.bytes.assign(total, 0xA5);
+    a.offsets = g.offsets.data();
+    a.out = g.bytes.data();
+    std::uint64_t area[d::kTeamSharedWords];
+    const d::LoopTeam team{32, area, true};
+    for (std::uint64_t s = segs; s-- > 0;) dp::place_level_segment(team, a, s);
+    for (unsigned b = 0; b < g.planes; ++b) g.checksums.push_back(dp::level_plane_checksum(team, a, b));
+    g.max_err.resize(g.planes + 1);
+    g.sum_sq.resize(g.planes + 1);
+    for (unsigned kept = g.planes + 1; kept-- > 0;) {
+        dp::level_truncation_entry(a, kept, &g.max_err[kept], &g.sum_sq[kept]);
+        g.sum_sq[kept] = dp::decode_sum_sq(dp::encode_sum_sq(g.sum_sq[kept]));  // as the header stores it
+    }
+    return g;
+}
+
+CpuLevel cpu_level(const std::vector<std::int32_t>& q, std::uint32_t chunk_codes, dp::Coding c) {
+    CpuLevel r;
+    dp::LevelEncoder enc(q.size(), chunk_codes, c);
+    const std::vector<dp::CodeRange> all{{0, q.size()}};
+    enc.prepare(all);
+    for (std::uint64_t i = 0; i < q.size(); ++i) enc.code(i) = q[i];
+    enc.commit(all);
+    REQUIRE(enc.finish(&r.meta, &r.segments, &r.bytes, &r.checksums, 1) == mans::Errc::ok);
+    return r;
+}
+
+void check_same_level(const AssembledLevel& gpu, const CpuLevel& cpu) {
+    REQUIRE(gpu.planes == cpu.meta.planes);
+    CHECK(gpu.max_err == cpu.meta.max_err);
+    CHECK(gpu.sum_sq == cpu.meta.sum_sq);
+    REQUIRE(gpu.offsets.size() == cpu.segments.size() + 1);
+    std::vector<std::uint8_t> cpu_bytes;
+    for (std::size_t s = 0; s < cpu.segments.size(); ++s) {
+        INFO("segment " << s);
+        REQUIRE(gpu.offsets[s + 1] - gpu.offsets[s] == cpu.segments[s].stored);
+        cpu_bytes.insert(cpu_bytes.end(), cpu.bytes[s].begin(), cpu.bytes[s].end());
+    }
+    CHECK(gpu.bytes == cpu_bytes);
+    CHECK(gpu.checksums == cpu.checksums);
+}
+
+}  // namespace mans_test
