@@ -22,6 +22,7 @@
 #include "prism/archive.hpp"
 #include "prism/base.hpp"
 #include "prism/point_math.hpp"
+#include "prism/selection_hd.hpp"
 #include "prism/traverse.hpp"
 #include "test_support.hpp"
 
@@ -107,6 +108,63 @@ struct Replay {
     dp::BlockGrid blocks;
 };
 
+// What the selection replays chose, over the whole test (so that it can
+// tell that every kind of choice was compared).
+struct SelectionSeen {
+    unsigned levels = 0, per_block = 0, schemes[dp::kSchemeCount] = {};
+};
+SelectionSeen g_selection_seen;
+
+// The open-loop choice of every level's scheme and kinds in GPU order
+// (selection_hd.hpp): the sampled tiles of every pass under every scheme,
+// boxes, tiles and points in reverse, each point on its own from box_point
+// and the original values as a plain array (a GPU's device copy). The sums
+// must choose the archive's scheme, kind mode and per-block kinds.
+template <typename T>
+void check_selection(const Replay<T>& rp) {
+    const dp::Header& h = rp.h;
+    const dp::Grid& g = h.grid;
+    std::vector<T> values(static_cast<std::size_t>(g.count));
+    std::memcpy(values.data(), rp.raw.data(), values.size() * sizeof(T));
+    const std::uint8_t* mask = rp.base.mask_bits.empty() ? nullptr : rp.base.mask_bits.data();
+    const std::uint64_t nb = rp.blocks.count;
+    const unsigned schemes = g.rank == 1 ? 1 : dp::kSchemeCount;
+    for (unsigned l = 0; l < h.levels; ++l) {
+        INFO("selection of level " << l);
+        const dp::LevelMeta& m = h.level[l];
+        const std::uint64_t u = dp::level_unit(h.levels, l), stride = dp::selection_tile_stride(m.codes);
+        const double inv = m.eb > 0 ? 1.0 / m.eb : 1.0;
+        std::vector<std::uint64_t> sums(static_cast<std::size_t>(schemes * 2 * nb), 0);
+        for (unsigned s = 0; s < schemes; ++s)
+            for (const dp::Pass& p : dp::level_passes(g, u, static_cast<dp::Scheme>(s)))
+                for (auto box = p.boxes.rbegin(); box != p.boxes.rend(); ++box) {
+                    const dp::Box& b = *box;
+                    const std::uint64_t n = b.size(), tiles = (n + dp::kTilePoints - 1) / dp::kTilePoints;
+                    for (std::uint64_t t = tiles; t-- > 0;) {
+                        if (t % stride) continue;
+                        const std::uint64_t last = std::min(n, (t + 1) * dp::kTilePoints);
+                        for (std::uint64_t k = last; k-- > t * dp::kTilePoints;) {
+                            std::uint64_t c[dp::kMaxRank], idx = 0, lin = 0, cub = 0;
+                            dp::box_point(g, b, k, c, &idx);
+                            if (!dp::selection_point_costs(values.data(), mask, g, b, c, idx, u, inv, &lin, &cub))
+                                continue;
+                            const std::uint64_t blk = rp.blocks.block_of(c);
+                            sums[static_cast<std::size_t>((2 * s) * nb + blk)] += lin;
+                            sums[static_cast<std::size_t>((2 * s + 1) * nb + blk)] += cub;
+                        }
+                    }
+                }
+        std::vector<std::uint8_t> bits(static_cast<std::size_t>((nb + 7) / 8), 0xA5);
+        const dp::SelectionChoice choice = dp::choose_selection(sums.data(), nb, schemes, bits.data());
+        CHECK(choice.scheme == m.scheme);
+        CHECK(choice.mode == m.kinds);
+        if (m.kinds == dp::KindMode::per_block) CHECK(bits == rp.base.kind_bits[l]);
+        ++g_selection_seen.levels;
+        g_selection_seen.per_block += m.kinds == dp::KindMode::per_block;
+        ++g_selection_seen.schemes[static_cast<unsigned>(m.scheme)];
+    }
+}
+
 mans::prism::Retrieval retrieve(const mans_test::Bytes& archive, const mans::prism::Target& target,
                                 std::vector<std::uint32_t>* planes) {
     mans::prism::Reader r;
@@ -121,6 +179,7 @@ template <typename T>
 void replay(const mans_test::Bytes& raw, const mans_test::Bytes& archive, double archive_rel, bool special) {
     Replay<T> rp(raw, archive);
     const dp::Header& h = rp.h;
+    check_selection(rp);
     if (special) {  // the synthetic fields: masked points and outliers must be there
         CHECK(h.masked_count > 0);
         CHECK(h.outlier_count > 0);
@@ -240,4 +299,11 @@ TEST_CASE("PRISM in GPU order: tiles of each pass in any order give the CPU enco
             compress_and_replay(mans_test::read_file(path), f.type, f.rank, f.dims, f.rel, coding, false);
         }
     }
+    // The selection replays compared every kind of choice.
+    const SelectionSeen& seen = g_selection_seen;
+    INFO(seen.levels << " levels: " << seen.per_block << " per block; schemes " << seen.schemes[0] << ", "
+                     << seen.schemes[1] << ", " << seen.schemes[2]);
+    CHECK(seen.per_block > 0);
+    CHECK(seen.per_block < seen.levels);
+    for (unsigned k = 0; k < dp::kSchemeCount; ++k) CHECK(seen.schemes[k] > 0);
 }

@@ -20,6 +20,7 @@
 #include "prism/level_assembly_hd.hpp"
 #include "prism/plane_split_hd.hpp"
 #include "prism/point_math.hpp"
+#include "prism/selection_hd.hpp"
 #include "prism/stream_batch_hd.hpp"
 #include "prism/traverse.hpp"
 #include "prism/truncation_stats_hd.hpp"
@@ -183,6 +184,39 @@ __global__ void prism_decode_box_tiles(const std::uint32_t* words, const std::ui
 template __global__ void prism_decode_box_tiles<float>(const std::uint32_t*, const std::uint8_t*, const unsigned*,
                                                        const float*, p::Grid, p::Box, std::uint64_t, TileForm, double,
                                                        p::Coding, double*);
+
+// The open-loop choice of a level's scheme and kinds (selection_hd.hpp):
+// one thread block per sampled tile of a box (tile blockIdx.x * stride),
+// a thread per point, the costs added to the block sums with 64-bit
+// atomics (integer sums: any order gives the CPU's); then one thread
+// chooses.
+template <typename T>
+__global__ void prism_selection_costs(const T* x, const std::uint8_t* mask_bits, p::Grid g, p::Box b, std::uint64_t u,
+                                      double inv_eb, std::uint64_t stride, p::BlockGrid blocks, unsigned scheme,
+                                      unsigned long long* sums) {
+    const std::uint64_t n = b.size();
+    const std::uint64_t first = static_cast<std::uint64_t>(blockIdx.x) * stride * p::kTilePoints;
+    const std::uint64_t last = n < first + p::kTilePoints ? n : first + p::kTilePoints;
+    for (std::uint64_t k = first + threadIdx.x; k < last; k += blockDim.x) {
+        std::uint64_t c[p::kMaxRank], idx = 0, lin = 0, cub = 0;
+        p::box_point(g, b, k, c, &idx);
+        if (!p::selection_point_costs(x, mask_bits, g, b, c, idx, u, inv_eb, &lin, &cub)) continue;
+        const std::uint64_t blk = blocks.block_of(c);
+        atomicAdd(sums + (2 * scheme) * blocks.count + blk, static_cast<unsigned long long>(lin));
+        atomicAdd(sums + (2 * scheme + 1) * blocks.count + blk, static_cast<unsigned long long>(cub));
+    }
+}
+template __global__ void prism_selection_costs<float>(const float*, const std::uint8_t*, p::Grid, p::Box,
+                                                      std::uint64_t, double, std::uint64_t, p::BlockGrid, unsigned,
+                                                      unsigned long long*);
+template __global__ void prism_selection_costs<double>(const double*, const std::uint8_t*, p::Grid, p::Box,
+                                                       std::uint64_t, double, std::uint64_t, p::BlockGrid, unsigned,
+                                                       unsigned long long*);
+
+__global__ void prism_choose_selection(const std::uint64_t* sums, std::uint64_t nb, unsigned schemes,
+                                       std::uint8_t* block_bits, p::SelectionChoice* choice) {
+    *choice = p::choose_selection(sums, nb, schemes, block_bits);
+}
 
 // Truncation statistics of chunks, one warp per chunk; partials holds
 // kWarp * (planes + 1) entries per chunk.

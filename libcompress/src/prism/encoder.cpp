@@ -21,6 +21,7 @@
 #include "prism/archive.hpp"
 #include "prism/base.hpp"
 #include "prism/level_codes.hpp"
+#include "prism/selection_hd.hpp"
 #include "prism/sweep.hpp"
 #include "prism/traverse.hpp"
 
@@ -158,9 +159,9 @@ void Encoder<T>::build_mask() {
     for (T f : fills_) h_.fill_values.push_back(static_cast<double>(f));
 }
 
-// Open-loop choice of scheme and stencil kinds from the original values:
-// the summed |x - prediction| in units of eb, per block, in integers (so
-// the sums do not depend on the thread count).
+// Open-loop choice of scheme and stencil kinds from the original values
+// (selection_hd.hpp): the summed |x - prediction| in units of eb, per
+// block, in integers (so the sums do not depend on the thread count).
 template <typename T>
 Selection Encoder<T>::select(unsigned level, double eb) {
     const std::uint64_t u = level_unit(h_.levels, level);
@@ -170,44 +171,23 @@ Selection Encoder<T>::select(unsigned level, double eb) {
     // err[thread][scheme][kind][block]
     std::vector<std::uint64_t> err(static_cast<std::size_t>(nthreads) * schemes * 2 * nb, 0);
     const std::uint64_t level_points = h_.level[level].codes;
-    const std::uint64_t stride = std::max<std::uint64_t>(1, level_points / (std::uint64_t{1} << 16));
+    const std::uint64_t stride = selection_tile_stride(level_points);
     const double inv = eb > 0 ? 1.0 / eb : 1.0;
     const UnalignedValues<T> data{src_};
 
+    const std::uint8_t* mask = mask_.empty() ? nullptr : mask_.data();
     for (unsigned s = 0; s < schemes; ++s) {
         for (const Pass& p : level_passes(g_, u, static_cast<Scheme>(s))) {
             for_each_pass_point(
                 g_, p, nthreads,
                 [&](const Box& b, std::uint64_t, const std::uint64_t* c, std::uint64_t idx) {
-                    // Points of this level are not outliers yet and never the anchor.
-                    if (masked(idx)) return;
-                    // Skip stencils that touch a masked value.
-                    for (unsigned a = 0; a < g_.rank; ++a) {
-                        if (!(b.axes >> a & 1)) continue;
-                        const std::uint64_t st = g_.stride[a];
-                        if (masked(idx - u * st)) return;
-                        if (c[a] + u < g_.n[a] && masked(idx + u * st)) return;
-                        if (c[a] >= 3 * u && masked(idx - 3 * u * st)) return;
-                        if (c[a] + 3 * u < g_.n[a] && masked(idx + 3 * u * st)) return;
-                    }
-                    const double xv = x(idx);
-                    auto cost = [&](Kind k) {
-                        double pred = 0;
-                        unsigned cnt = 0;
-                        for (unsigned a = 0; a < g_.rank; ++a) {
-                            if (!(b.axes >> a & 1)) continue;
-                            pred += interp_1d(data + idx, c[a], u, g_.n[a], g_.stride[a], k);
-                            ++cnt;
-                        }
-                        const double e = std::fabs(xv - pred / cnt) * inv;
-                        // NaN (inf - inf near DBL_MAX) counts as the worst cost.
-                        return static_cast<std::uint64_t>((e < 1e4 ? e : 1e4) * 16.0);
-                    };
+                    std::uint64_t lin = 0, cub = 0;
+                    if (!selection_point_costs(data, mask, g_, b, c, idx, u, inv, &lin, &cub)) return;
                     const int t = omp_get_thread_num();
                     const std::uint64_t blk = blocks_.block_of(c);
                     std::uint64_t* row = err.data() + (static_cast<std::size_t>(t) * schemes + s) * 2 * nb;
-                    row[blk] += cost(Kind::linear);
-                    row[nb + blk] += cost(Kind::cubic);
+                    row[blk] += lin;
+                    row[nb + blk] += cub;
                 },
                 stride);
         }
@@ -217,27 +197,11 @@ Selection Encoder<T>::select(unsigned level, double eb) {
     for (int t = 0; t < nthreads; ++t)
         for (std::size_t i = 0; i < tot.size(); ++i) tot[i] += err[static_cast<std::size_t>(t) * tot.size() + i];
     Selection best;
-    std::uint64_t best_cost = std::numeric_limits<std::uint64_t>::max();
-    for (unsigned s = 0; s < schemes; ++s) {
-        const std::uint64_t* lin = tot.data() + static_cast<std::size_t>(s) * 2 * nb;
-        const std::uint64_t* cub = lin + nb;
-        std::uint64_t sum_lin = 0, sum_cub = 0, sum_min = 0;
-        for (std::uint64_t b = 0; b < nb; ++b)
-            sum_lin += lin[b], sum_cub += cub[b], sum_min += std::min(lin[b], cub[b]);
-        Selection sel;
-        sel.scheme = static_cast<Scheme>(s);
-        std::uint64_t c = std::min(sum_lin, sum_cub);
-        sel.mode = sum_cub <= sum_lin ? KindMode::all_cubic : KindMode::all_linear;
-        // Per-block kinds cost nb bits; take them when they clearly pay.
-        if (nb > 1 && sum_min + nb < c - c / 32) {
-            sel.mode = KindMode::per_block;
-            sel.block_bits.assign((nb + 7) / 8, 0);
-            for (std::uint64_t b = 0; b < nb; ++b)
-                if (cub[b] <= lin[b]) sel.block_bits[b / 8] |= static_cast<std::uint8_t>(1u << (b % 8));
-            c = sum_min + nb;
-        }
-        if (c < best_cost) best_cost = c, best = sel;
-    }
+    best.block_bits.assign(static_cast<std::size_t>((nb + 7) / 8), 0);
+    const SelectionChoice choice = choose_selection(tot.data(), nb, schemes, best.block_bits.data());
+    best.scheme = choice.scheme;
+    best.mode = choice.mode;
+    if (best.mode != KindMode::per_block) std::vector<std::uint8_t>().swap(best.block_bits);
     return best;
 }
 
