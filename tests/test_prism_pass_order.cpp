@@ -21,6 +21,7 @@
 #include "mans/prism.hpp"
 #include "prism/archive.hpp"
 #include "prism/base.hpp"
+#include "prism/mask_hd.hpp"
 #include "prism/point_math.hpp"
 #include "prism/selection_hd.hpp"
 #include "prism/traverse.hpp"
@@ -165,6 +166,66 @@ void check_selection(const Replay<T>& rp) {
     }
 }
 
+// Partials of consecutive ranges merged as a GPU's tree reduction does:
+// pairs of neighbours, the lower range on the left, level by level.
+template <typename Partial>
+Partial tree_merge(std::vector<Partial> part) {
+    if (part.empty()) return Partial{};
+    while (part.size() > 1) {
+        std::vector<Partial> up;
+        for (std::size_t i = 0; i < part.size(); i += 2) {
+            Partial p = part[i];
+            if (i + 1 < part.size()) p.merge(part[i + 1]);
+            up.push_back(p);
+        }
+        part.swap(up);
+    }
+    return part[0];
+}
+
+// The mask and the fill detection in GPU order (mask_hd.hpp): ranges of
+// `tile` points computed last to first, merged by tree_merge. They must
+// give the archive's fill values, masked count, value range (bit for bit)
+// and mask bits. caller_fills: the fill values the compression was given.
+template <typename T>
+void check_mask(const Replay<T>& rp, const std::vector<double>& caller_fills, std::uint64_t tile) {
+    INFO("mask in tiles of " << tile << " points");
+    const dp::Header& h = rp.h;
+    const std::uint64_t n = h.grid.count, tiles = (n + tile - 1) / tile;
+    std::vector<T> x(static_cast<std::size_t>(n));
+    std::memcpy(x.data(), rp.raw.data(), x.size() * sizeof(T));
+    const auto each_tile = [&](auto&& fn) {
+        std::vector<decltype(fn(std::uint64_t{0}, std::uint64_t{0}))> part(static_cast<std::size_t>(tiles));
+        for (std::uint64_t t = tiles; t-- > 0;) part[static_cast<std::size_t>(t)] = fn(t * tile, std::min(n, (t + 1) * tile));
+        return tree_merge(part);
+    };
+    std::vector<T> fills;
+    for (double f : caller_fills) fills.push_back(static_cast<T>(f));
+    const dp::ValueRange finite =
+        each_tile([&](std::uint64_t a, std::uint64_t b) { return dp::finite_range(x.data(), a, b); });
+    for (double cand : {finite.lo, finite.hi}) {
+        if (!dp::fill_candidate(cand)) continue;
+        const dp::FillEvidence e =
+            each_tile([&](std::uint64_t a, std::uint64_t b) { return dp::fill_evidence(x.data(), a, b, cand); });
+        const T c = static_cast<T>(cand);
+        if (dp::accept_fill(cand, e) &&
+            std::none_of(fills.begin(), fills.end(), [&](T f) { return dp::same_value_bits(f, c); }))
+            fills.push_back(c);
+    }
+    REQUIRE(fills.size() == h.fill_values.size());
+    for (std::size_t k = 0; k < fills.size(); ++k) CHECK(dp::same_value_bits(fills[k], static_cast<T>(h.fill_values[k])));
+    std::vector<std::uint8_t> mask(static_cast<std::size_t>((n + 7) / 8), 0xA5);
+    const dp::MaskPartial m = each_tile([&](std::uint64_t a, std::uint64_t b) {
+        return dp::mask_range<T>(x.data(), n, fills.data(), static_cast<unsigned>(fills.size()), a / 8, (b + 7) / 8,
+                                 mask.data());
+    });
+    CHECK(m.masked == h.masked_count);
+    const double lo = m.masked == n ? 0 : m.kept.lo, hi = m.masked == n ? 0 : m.kept.hi;
+    CHECK(std::memcmp(&lo, &h.value_min, sizeof lo) == 0);
+    CHECK(std::memcmp(&hi, &h.value_max, sizeof hi) == 0);
+    if (h.masked_count) CHECK(mask == rp.base.mask_bits);
+}
+
 mans::prism::Retrieval retrieve(const mans_test::Bytes& archive, const mans::prism::Target& target,
                                 std::vector<std::uint32_t>* planes) {
     mans::prism::Reader r;
@@ -176,9 +237,11 @@ mans::prism::Retrieval retrieve(const mans_test::Bytes& archive, const mans::pri
 }
 
 template <typename T>
-void replay(const mans_test::Bytes& raw, const mans_test::Bytes& archive, double archive_rel, bool special) {
+void replay(const mans_test::Bytes& raw, const mans_test::Bytes& archive, double archive_rel, bool special,
+            const std::vector<double>& caller_fills) {
     Replay<T> rp(raw, archive);
     const dp::Header& h = rp.h;
+    for (std::uint64_t tile : {std::uint64_t{8}, std::uint64_t{4096}}) check_mask(rp, caller_fills, tile);
     check_selection(rp);
     if (special) {  // the synthetic fields: masked points and outliers must be there
         CHECK(h.masked_count > 0);
@@ -262,8 +325,8 @@ void compress_and_replay(const mans_test::Bytes& raw, mans::prism::FloatType typ
     if (fill) cfg.fill_values = {-1e10};
     mans_test::Bytes archive;
     REQUIRE(mans::prism::compress(raw.data(), raw.size(), cfg, &archive) == Errc::ok);
-    if (type == mans::prism::FloatType::f32) replay<float>(raw, archive, rel, fill);
-    else replay<double>(raw, archive, rel, fill);
+    if (type == mans::prism::FloatType::f32) replay<float>(raw, archive, rel, fill, cfg.fill_values);
+    else replay<double>(raw, archive, rel, fill, cfg.fill_values);
 }
 
 }  // namespace
@@ -288,6 +351,17 @@ TEST_CASE("PRISM in GPU order: tiles of each pass in any order give the CPU enco
             INFO("synthetic f64 4x5x6x7 with NaN, Inf, fill and spikes");
             const std::uint64_t dims[] = {4, 5, 6, 7};
             compress_and_replay(synthetic_field<double>(dims, 4, 1e9), FloatType::f64, 4, dims, 1e-12, coding, true);
+        }
+        {
+            INFO("synthetic f32 40x50 whose smallest value is zero of both signs, -0 first, and a netCDF fill");
+            const std::uint64_t dims[] = {40, 50};
+            mans_test::Bytes raw(40 * 50 * sizeof(float));
+            for (std::uint64_t i = 0; i < 40 * 50; ++i) {
+                float v = i % 5 == 0 ? ((i / 5) % 2 ? 0.0f : -0.0f) : 1.0f + std::sin(static_cast<float>(i) / 7);
+                if (i % 401 == 3) v = 9.96921e36f;
+                std::memcpy(raw.data() + i * sizeof(float), &v, sizeof v);
+            }
+            compress_and_replay(raw, FloatType::f32, 2, dims, 1e-3, coding, false);
         }
         for (const FieldCase& f : cases) {
             INFO(f.file << " rel " << f.rel);

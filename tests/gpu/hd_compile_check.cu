@@ -18,6 +18,7 @@
 #include "prism/codes.hpp"
 #include "prism/geometry.hpp"
 #include "prism/level_assembly_hd.hpp"
+#include "prism/mask_hd.hpp"
 #include "prism/plane_split_hd.hpp"
 #include "prism/point_math.hpp"
 #include "prism/selection_hd.hpp"
@@ -184,6 +185,28 @@ __global__ void prism_decode_box_tiles(const std::uint32_t* words, const std::ui
 template __global__ void prism_decode_box_tiles<float>(const std::uint32_t*, const std::uint8_t*, const unsigned*,
                                                        const float*, p::Grid, p::Box, std::uint64_t, TileForm, double,
                                                        p::Coding, double*);
+
+// The mask and the fill detection (mask_hd.hpp): a thread per range of
+// `range` points (a multiple of 8) writes its partial; the partials are
+// then merged in range order (a tree with the lower ranges on the left).
+template <typename T>
+__global__ void prism_mask_ranges(const T* x, std::uint64_t n, std::uint64_t range, const T* fills, unsigned nfill,
+                                  double cand, std::uint8_t* mask, p::ValueRange* finite, p::FillEvidence* evidence,
+                                  p::MaskPartial* masked) {
+    const std::uint64_t r = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const std::uint64_t first = r * range;
+    if (first >= n) return;
+    const std::uint64_t last = n < first + range ? n : first + range;
+    finite[r] = p::finite_range(x, first, last);
+    if (p::fill_candidate(cand)) evidence[r] = p::fill_evidence(x, first, last, cand);
+    masked[r] = p::mask_range<T>(x, n, fills, nfill, first / 8, (last + 7) / 8, mask);
+}
+template __global__ void prism_mask_ranges<float>(const float*, std::uint64_t, std::uint64_t, const float*, unsigned,
+                                                  double, std::uint8_t*, p::ValueRange*, p::FillEvidence*,
+                                                  p::MaskPartial*);
+template __global__ void prism_mask_ranges<double>(const double*, std::uint64_t, std::uint64_t, const double*,
+                                                   unsigned, double, std::uint8_t*, p::ValueRange*, p::FillEvidence*,
+                                                   p::MaskPartial*);
 
 // The open-loop choice of a level's scheme and kinds (selection_hd.hpp):
 // one thread block per sampled tile of a box (tile blockIdx.x * stride),

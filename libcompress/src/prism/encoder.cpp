@@ -21,6 +21,7 @@
 #include "prism/archive.hpp"
 #include "prism/base.hpp"
 #include "prism/level_codes.hpp"
+#include "prism/mask_hd.hpp"
 #include "prism/selection_hd.hpp"
 #include "prism/sweep.hpp"
 #include "prism/traverse.hpp"
@@ -33,35 +34,44 @@ T load_value(const std::uint8_t* src, std::uint64_t i) {
     return load_le<T>(src + i * sizeof(T));
 }
 
-template <typename T>
-bool same_bits(T a, T b) {
-    return std::memcmp(&a, &b, sizeof(T)) == 0;
+// Ranges of kMaskRangePoints points (whole mask bytes) that threads
+// reduce; partial results are merged in range order (mask_hd.hpp).
+constexpr std::uint64_t kMaskRangePoints = std::uint64_t{1} << 16;
+
+// fn(first, last) -> Partial for every range of the n points, in parallel;
+// the partials merged in range order.
+template <typename Partial, typename F>
+Partial reduce_ranges(std::uint64_t n, int threads, F&& fn) {
+    const std::uint64_t ranges = (n + kMaskRangePoints - 1) / kMaskRangePoints;
+    std::vector<Partial> part(static_cast<std::size_t>(ranges));
+#pragma omp parallel for num_threads(threads) schedule(static) if (ranges > 1)
+    for (std::int64_t r = 0; r < static_cast<std::int64_t>(ranges); ++r) {
+        const std::uint64_t first = static_cast<std::uint64_t>(r) * kMaskRangePoints;
+        part[static_cast<std::size_t>(r)] = fn(first, std::min(n, first + kMaskRangePoints));
+    }
+    Partial all;
+    for (const Partial& p : part) all.merge(p);
+    return all;
 }
 
-// Fill values given by the caller plus, when asked, one detected value.
+// Fill values given by the caller plus, when asked, up to two detected
+// ones (the extreme finite values, when fill_candidate and accept_fill).
 template <typename T>
-std::vector<T> choose_fill_values(const std::uint8_t* src, std::uint64_t n, const mans::prism::CompressConfig& cfg) {
+std::vector<T> choose_fill_values(const std::uint8_t* src, std::uint64_t n, const mans::prism::CompressConfig& cfg,
+                                  int threads) {
     std::vector<T> fills;
     for (double f : cfg.fill_values) fills.push_back(static_cast<T>(f));
     if (!cfg.detect_fill || n == 0) return fills;
-    // Candidates: the smallest and the largest finite value.
-    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-    for (std::uint64_t i = 0; i < n; ++i) {
-        const double v = static_cast<double>(load_value<T>(src, i));
-        if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
-    }
-    for (double cand : {lo, hi}) {
-        if (!std::isfinite(cand) || std::fabs(cand) < 1e3) continue;
-        std::uint64_t hits = 0;
-        double other = 0;
-        for (std::uint64_t i = 0; i < n; ++i) {
-            const double v = static_cast<double>(load_value<T>(src, i));
-            if (v == cand) ++hits;
-            else if (std::isfinite(v)) other = std::max(other, std::fabs(v));
-        }
-        if (hits >= 2 && std::fabs(cand) >= 1e6 * other) {
+    const UnalignedValues<T> x{src};
+    const ValueRange finite = reduce_ranges<ValueRange>(
+        n, threads, [&](std::uint64_t first, std::uint64_t last) { return finite_range(x, first, last); });
+    for (double cand : {finite.lo, finite.hi}) {
+        if (!fill_candidate(cand)) continue;
+        const FillEvidence e = reduce_ranges<FillEvidence>(
+            n, threads, [&](std::uint64_t first, std::uint64_t last) { return fill_evidence(x, first, last, cand); });
+        if (accept_fill(cand, e)) {
             const T c = static_cast<T>(cand);
-            if (std::none_of(fills.begin(), fills.end(), [&](T f) { return same_bits(f, c); })) fills.push_back(c);
+            if (std::none_of(fills.begin(), fills.end(), [&](T f) { return same_value_bits(f, c); })) fills.push_back(c);
         }
     }
     return fills;
@@ -137,25 +147,17 @@ private:
 template <typename T>
 void Encoder<T>::build_mask() {
     const std::uint64_t n = g_.count;
-    fills_ = choose_fill_values<T>(src_, n, cfg_);
+    fills_ = choose_fill_values<T>(src_, n, cfg_, std::max(1, threads_));
     mask_.assign(static_cast<std::size_t>((n + 7) / 8), 0);
-    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-    std::uint64_t masked = 0;
-    for (std::uint64_t i = 0; i < n; ++i) {
-        const T v = load_value<T>(src_, i);
-        const bool fill = std::any_of(fills_.begin(), fills_.end(), [&](T f) { return same_bits(f, v); });
-        if (!std::isfinite(v) || fill) {
-            mask_[static_cast<std::size_t>(i >> 3)] |= static_cast<std::uint8_t>(1u << (i & 7));
-            ++masked;
-            continue;
-        }
-        lo = std::min(lo, static_cast<double>(v));
-        hi = std::max(hi, static_cast<double>(v));
-    }
-    if (masked == 0) std::vector<std::uint8_t>().swap(mask_);
-    h_.masked_count = masked;
-    h_.value_min = masked == n ? 0 : lo;
-    h_.value_max = masked == n ? 0 : hi;
+    const UnalignedValues<T> x{src_};
+    const MaskPartial m = reduce_ranges<MaskPartial>(n, std::max(1, threads_), [&](std::uint64_t first, std::uint64_t last) {
+        return mask_range<T>(x, n, fills_.data(), static_cast<unsigned>(fills_.size()), first / 8, (last + 7) / 8,
+                             mask_.data());
+    });
+    if (m.masked == 0) std::vector<std::uint8_t>().swap(mask_);
+    h_.masked_count = m.masked;
+    h_.value_min = m.masked == n ? 0 : m.kept.lo;
+    h_.value_max = m.masked == n ? 0 : m.kept.hi;
     for (T f : fills_) h_.fill_values.push_back(static_cast<double>(f));
 }
 
