@@ -14,13 +14,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
+#include "core/bitmap_hd.hpp"
 #include "core/byte_io.hpp"
+#include "core/scan_hd.hpp"
 #include "mans/prism.hpp"
 #include "prism/archive.hpp"
 #include "prism/base.hpp"
+#include "prism/error_stats_hd.hpp"
 #include "prism/mask_hd.hpp"
 #include "prism/point_math.hpp"
 #include "prism/selection_hd.hpp"
@@ -226,6 +230,51 @@ void check_mask(const Replay<T>& rp, const std::vector<double>& caller_fills, st
     if (h.masked_count) CHECK(mask == rp.base.mask_bits);
 }
 
+// The header's error statistics from the work values of a sweep in GPU
+// form (error_stats_hd.hpp): each block of kErrorStatPoints points on its
+// own, blocks last to first, then merged in block order.
+template <typename T>
+void check_error_stats(const Replay<T>& rp, const std::vector<double>& work,
+                       const std::vector<std::uint8_t>& outlier_bits) {
+    const dp::Header& h = rp.h;
+    const std::uint64_t n = h.grid.count, blocks = (n + dp::kErrorStatPoints - 1) / dp::kErrorStatPoints;
+    std::vector<dp::ErrorStats> part(static_cast<std::size_t>(blocks));
+    for (std::uint64_t k = blocks; k-- > 0;)
+        for (std::uint64_t i = k * dp::kErrorStatPoints; i < std::min(n, (k + 1) * dp::kErrorStatPoints); ++i) {
+            const bool exact = i == 0 || rp.masked(i) || dp::bitmap_bit(outlier_bits.data(), i);
+            dp::add_point_error<T>(&part[static_cast<std::size_t>(k)], work[static_cast<std::size_t>(i)],
+                                   exact ? 0.0 : rp.x(i), exact);
+        }
+    dp::ErrorStats all;
+    for (const dp::ErrorStats& b : part) dp::merge_error_stats(&all, b);
+    CHECK(all.full_max == h.full_max_error);
+    CHECK(all.work_max == h.work_max_error);
+    CHECK(all.abs_max == h.max_abs_work);
+    const double counted = static_cast<double>(n - h.masked_count);
+    CHECK(std::min(all.full_sq / counted, std::numeric_limits<double>::max()) == h.full_mse);
+    CHECK(std::min(all.work_sq / counted, std::numeric_limits<double>::max()) == h.work_mse);
+}
+
+// The set bits of a bitmap listed as a GPU lists them (core/bitmap_hd.hpp):
+// ranges of `range` bytes counted (last to first), an exclusive scan, each
+// range listed from its offset (last to first).
+std::vector<std::uint64_t> list_bits(const std::vector<std::uint8_t>& bits, std::uint64_t range) {
+    const std::uint64_t n = bits.size(), ranges = (n + range - 1) / range;
+    std::vector<std::uint64_t> at(static_cast<std::size_t>(ranges));
+    for (std::uint64_t r = ranges; r-- > 0;)
+        at[static_cast<std::size_t>(r)] = mans::detail::bitmap_count(bits.data(), r * range, std::min(n, (r + 1) * range));
+    const std::uint64_t total = mans::detail::scan_tile_bases(at.data(), ranges);
+    std::vector<std::uint64_t> out(static_cast<std::size_t>(total), ~std::uint64_t{0});
+    std::uint64_t wrong_ends = 0;  // a range must end where the next one starts
+    for (std::uint64_t r = ranges; r-- > 0;) {
+        const std::uint64_t end = mans::detail::bitmap_list(bits.data(), r * range, std::min(n, (r + 1) * range),
+                                                           at[static_cast<std::size_t>(r)], out.data());
+        wrong_ends += end != (r + 1 < ranges ? at[static_cast<std::size_t>(r + 1)] : total);
+    }
+    CHECK(wrong_ends == 0);
+    return out;
+}
+
 mans::prism::Retrieval retrieve(const mans_test::Bytes& archive, const mans::prism::Target& target,
                                 std::vector<std::uint32_t>* planes) {
     mans::prism::Reader r;
@@ -264,6 +313,19 @@ void replay(const mans_test::Bytes& raw, const mans_test::Bytes& archive, double
     });
     std::sort(outliers.begin(), outliers.end());
     CHECK(outliers == rp.base.outlier_index);
+    // The base's lists and the header's statistics as a GPU makes them.
+    std::vector<std::uint8_t> outlier_bits(static_cast<std::size_t>((h.grid.count + 7) / 8), 0);
+    for (std::uint64_t i : outliers) outlier_bits[static_cast<std::size_t>(i / 8)] |= static_cast<std::uint8_t>(1u << (i % 8));
+    for (std::uint64_t range : {std::uint64_t{1}, std::uint64_t{5}, std::uint64_t{4096}}) {
+        CHECK(list_bits(outlier_bits, range) == rp.base.outlier_index);
+        if (h.masked_count) {
+            std::vector<std::uint8_t> values;
+            for (std::uint64_t i : list_bits(rp.base.mask_bits, range))
+                values.insert(values.end(), rp.raw.begin() + i * sizeof(T), rp.raw.begin() + (i + 1) * sizeof(T));
+            CHECK(values == rp.base.masked_values);
+        }
+    }
+    check_error_stats(rp, work, outlier_bits);
     std::uint64_t regular = 0;
     const mans::prism::Retrieval full = retrieve(archive, mans::prism::Target::full(), &planes);
     CHECK(rp.differences(work, full.as<T>(), &regular) == 0);

@@ -13,9 +13,11 @@
 
 #include "warp_team.hpp"  // first: it includes the runtime's headers
 
+#include "core/bitmap_hd.hpp"
 #include "core/scan_hd.hpp"
 #include "prism/chunk_coding_hd.hpp"
 #include "prism/codes.hpp"
+#include "prism/error_stats_hd.hpp"
 #include "prism/geometry.hpp"
 #include "prism/level_assembly_hd.hpp"
 #include "prism/mask_hd.hpp"
@@ -207,6 +209,45 @@ template __global__ void prism_mask_ranges<float>(const float*, std::uint64_t, s
 template __global__ void prism_mask_ranges<double>(const double*, std::uint64_t, std::uint64_t, const double*,
                                                    unsigned, double, std::uint8_t*, p::ValueRange*, p::FillEvidence*,
                                                    p::MaskPartial*);
+
+// The header's error statistics (error_stats_hd.hpp): a thread per block
+// of kErrorStatPoints points, in point order (double sums); the blocks are
+// merged in block order afterwards. The base's outlier list
+// (core/bitmap_hd.hpp): a thread per range of bytes counts, then, after a
+// scan of the counts, lists from its offset.
+template <typename T>
+__global__ void prism_error_stats_blocks(const T* x, const double* work, std::uint64_t n,
+                                         const std::uint8_t* mask_bits, const std::uint8_t* outlier_bits,
+                                         p::ErrorStats* blocks) {
+    const std::uint64_t k = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const std::uint64_t first = k * p::kErrorStatPoints;
+    if (first >= n) return;
+    const std::uint64_t last = n < first + p::kErrorStatPoints ? n : first + p::kErrorStatPoints;
+    p::ErrorStats s;
+    for (std::uint64_t i = first; i < last; ++i) {
+        const bool exact = i == 0 || p::bitmap_bit(mask_bits, i) || p::bitmap_bit(outlier_bits, i);
+        p::add_point_error<T>(&s, work[i], exact ? 0.0 : static_cast<double>(x[i]), exact);
+    }
+    blocks[k] = s;
+}
+template __global__ void prism_error_stats_blocks<float>(const float*, const double*, std::uint64_t,
+                                                         const std::uint8_t*, const std::uint8_t*, p::ErrorStats*);
+template __global__ void prism_error_stats_blocks<double>(const double*, const double*, std::uint64_t,
+                                                          const std::uint8_t*, const std::uint8_t*, p::ErrorStats*);
+
+__global__ void prism_bitmap_counts(const std::uint8_t* bits, std::uint64_t bytes, std::uint64_t range,
+                                    std::uint64_t* counts) {
+    const std::uint64_t r = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (r * range >= bytes) return;
+    counts[r] = mans::detail::bitmap_count(bits, r * range, bytes < (r + 1) * range ? bytes : (r + 1) * range);
+}
+
+__global__ void prism_bitmap_lists(const std::uint8_t* bits, std::uint64_t bytes, std::uint64_t range,
+                                   const std::uint64_t* offsets, std::uint64_t* index) {
+    const std::uint64_t r = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (r * range >= bytes) return;
+    mans::detail::bitmap_list(bits, r * range, bytes < (r + 1) * range ? bytes : (r + 1) * range, offsets[r], index);
+}
 
 // The open-loop choice of a level's scheme and kinds (selection_hd.hpp):
 // one thread block per sampled tile of a box (tile blockIdx.x * stride),

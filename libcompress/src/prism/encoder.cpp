@@ -14,12 +14,14 @@
 #include <memory>
 #include <new>
 
+#include "core/bitmap_hd.hpp"
 #include "core/byte_io.hpp"
 #include "core/frame.hpp"
 #include "core/status.hpp"
 #include "mans/prism.hpp"
 #include "prism/archive.hpp"
 #include "prism/base.hpp"
+#include "prism/error_stats_hd.hpp"
 #include "prism/level_codes.hpp"
 #include "prism/mask_hd.hpp"
 #include "prism/selection_hd.hpp"
@@ -136,12 +138,9 @@ private:
     std::vector<Selection> sels_;
     std::unique_ptr<LevelEncoder> codes_;  // of the level being swept
     std::vector<std::vector<std::uint8_t>> seg_bytes_;
-    // Error statistics per 65536 points, summed in point order.
-    struct Stats {
-        double full_max = 0, work_max = 0, abs_max = 0, full_sq = 0, work_sq = 0;
-    };
-    static constexpr std::uint64_t kStatPoints = 65536;
-    std::vector<Stats> stats_;
+    // Error statistics per kErrorStatPoints points, summed in point order
+    // (error_stats_hd.hpp).
+    std::vector<ErrorStats> stats_;
 };
 
 template <typename T>
@@ -252,41 +251,33 @@ template <typename T>
 void Encoder<T>::rows_done(std::uint64_t r0, std::uint64_t r1, const RowRing& ring) {
     const std::uint64_t R = ring.R, lo = r0 * R, hi = r1 * R;
     if (hi <= lo) return;
-    const std::int64_t c0 = static_cast<std::int64_t>(lo / kStatPoints);
-    const std::int64_t c1 = static_cast<std::int64_t>((hi - 1) / kStatPoints);
+    const std::int64_t c0 = static_cast<std::int64_t>(lo / kErrorStatPoints);
+    const std::int64_t c1 = static_cast<std::int64_t>((hi - 1) / kErrorStatPoints);
 #pragma omp parallel for num_threads(threads_) schedule(static)
     for (std::int64_t ch = c0; ch <= c1; ++ch) {
-        Stats& s = stats_[static_cast<std::size_t>(ch)];
-        const std::uint64_t first = std::max(lo, static_cast<std::uint64_t>(ch) * kStatPoints);
-        const std::uint64_t last = std::min(hi, static_cast<std::uint64_t>(ch + 1) * kStatPoints);
+        ErrorStats& s = stats_[static_cast<std::size_t>(ch)];
+        const std::uint64_t first = std::max(lo, static_cast<std::uint64_t>(ch) * kErrorStatPoints);
+        const std::uint64_t last = std::min(hi, static_cast<std::uint64_t>(ch + 1) * kErrorStatPoints);
         std::uint64_t row = first / R, at = first - row * R;
         const double* w = ring.row(row);
         for (std::uint64_t i = first; i < last; ++i) {
             const double v = w[at];
             if (++at == R) at = 0, w = ring.row(++row);
-            s.abs_max = std::max(s.abs_max, std::fabs(v));
-            if (i == 0 || masked(i) || outlier(i)) continue;  // exactly kept
-            const double xv = x(i);
-            const double ef = xv - static_cast<double>(to_element<T>(v));
-            const double ew = xv - v;
-            s.full_max = std::max(s.full_max, std::fabs(ef));
-            s.work_max = std::max(s.work_max, std::fabs(ew));
-            s.full_sq += ef * ef;
-            s.work_sq += ew * ew;
+            const bool exact = i == 0 || masked(i) || outlier(i);
+            add_point_error<T>(&s, v, exact ? 0.0 : x(i), exact);
         }
     }
 }
 
 template <typename T>
 void Encoder<T>::finish_stats() {
-    double fs = 0, ws = 0;
-    for (const Stats& s : stats_) {
-        h_.full_max_error = std::max(h_.full_max_error, s.full_max);
-        h_.work_max_error = std::max(h_.work_max_error, s.work_max);
-        h_.max_abs_work = std::max(h_.max_abs_work, s.abs_max);
-        fs += s.full_sq;
-        ws += s.work_sq;
-    }
+    ErrorStats all;
+    all.full_max = h_.full_max_error, all.work_max = h_.work_max_error, all.abs_max = h_.max_abs_work;
+    for (const ErrorStats& s : stats_) merge_error_stats(&all, s);
+    h_.full_max_error = all.full_max;
+    h_.work_max_error = all.work_max;
+    h_.max_abs_work = all.abs_max;
+    const double fs = all.full_sq, ws = all.work_sq;
     // Means over the values that PSNR is measured on (masked ones excluded).
     const double counted = static_cast<double>(g_.count - h_.masked_count);
     // Saturated: squared errors of values near the top of f64 overflow.
@@ -301,16 +292,22 @@ BaseData Encoder<T>::make_base() const {
     b.kind_bits.resize(h_.levels);
     for (unsigned l = 0; l < h_.levels; ++l)
         if (sels_[l].mode == KindMode::per_block) b.kind_bits[l] = sels_[l].block_bits;
+    // Values of the points set in a bitmap, in point order.
+    const auto values_of = [&](const std::vector<std::uint8_t>& bits, std::vector<std::uint8_t>* values) {
+        values->resize(static_cast<std::size_t>(bitmap_count(bits.data(), 0, bits.size())) * sizeof(T));
+        std::uint8_t* out = values->data();
+        for (std::size_t byte = 0; byte < bits.size(); ++byte)
+            for (unsigned v = bits[byte]; v; v &= v - 1, out += sizeof(T))
+                std::memcpy(out, src_ + (byte * 8 + ctz32(v)) * sizeof(T), sizeof(T));
+    };
     if (h_.masked_count) {
         b.mask_bits = mask_;
-        for (std::uint64_t i = 0; i < n; ++i)
-            if (masked(i)) b.masked_values.insert(b.masked_values.end(), src_ + i * sizeof(T), src_ + (i + 1) * sizeof(T));
+        values_of(mask_, &b.masked_values);
     }
-    for (std::uint64_t i = 0; i < n; ++i)
-        if (outlier(i)) {
-            b.outlier_index.push_back(i);
-            b.outlier_values.insert(b.outlier_values.end(), src_ + i * sizeof(T), src_ + (i + 1) * sizeof(T));
-        }
+    // The outliers' positions as a GPU lists them (core/bitmap_hd.hpp).
+    b.outlier_index.resize(static_cast<std::size_t>(bitmap_count(outliers_.data(), 0, outliers_.size())));
+    bitmap_list(outliers_.data(), 0, outliers_.size(), 0, b.outlier_index.data());
+    values_of(outliers_, &b.outlier_values);
     if (n && !masked(0)) b.anchor_value.assign(src_, src_ + sizeof(T));
     return b;
 }
@@ -336,7 +333,7 @@ Errc Encoder<T>::run(std::vector<std::uint8_t>* archive) {
                            sizeof(T) == 4 ? 0x1p-150 : 0x1p-1074);  // subnormal spacing
 
     outliers_.assign(static_cast<std::size_t>((g_.count + 7) / 8), 0);
-    stats_.assign(static_cast<std::size_t>((g_.count + kStatPoints - 1) / kStatPoints), Stats{});
+    stats_.assign(static_cast<std::size_t>((g_.count + kErrorStatPoints - 1) / kErrorStatPoints), ErrorStats{});
     sels_.resize(h_.levels);
     h_.level.resize(h_.levels);
     MANS_RETURN_IF_ERROR(Sweep<Encoder>(g_, h_.levels, threads_, *this).run());
