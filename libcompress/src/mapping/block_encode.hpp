@@ -44,8 +44,9 @@ struct Stats {
     std::uint64_t sum = 0;  // of biased values; only read for B <= 32, where it cannot overflow
 };
 
-// Histograms of the mode choice (about 33 KiB), kept in the caller's
-// scratch like StreamWork: on a GPU they would not fit a thread's stack.
+// Histograms of the mode choice (about 90 KiB, 64 KiB of them the split
+// search's per-rank token histograms), kept in the caller's scratch like
+// StreamWork: on a GPU they would not fit a thread's stack.
 struct RankWork {
     ValueHist center, delta, repeat;  // hybrid-token sources by predictor
     std::uint32_t planes[8][256];     // byte-plane values
@@ -57,6 +58,11 @@ struct RankWork {
     std::uint32_t rank_tok[kMaxTeamSize][256];
     std::uint64_t split_costs[3 * kMaxSplitCandidates];
 };
+// sample_histograms clears RankWork up to rank_tok only: the histograms
+// count from zero, while hybrid_cost_fix16 clears each token histogram it
+// uses and every split cost is written before it is read. Clearing all of
+// it was 3.6x the bytes, a cost on every block of a small stream.
+inline constexpr std::size_t kRankWorkCleared = offsetof(RankWork, rank_tok);
 
 // A mapping candidate of the mode choice, with its estimated cost.
 struct ModeCandidate {
@@ -310,7 +316,7 @@ private:
     // the ranks' own. Needs center_ (find_center) and stats_.
     MANS_HD_CALL void sample_histograms() {
         RankWork& work = env_.work()->rank;
-        team_zero(team_, reinterpret_cast<std::uint8_t*>(&work), sizeof work);
+        team_zero(team_, reinterpret_cast<std::uint8_t*>(&work), kRankWorkCleared);
         const bool adm_ok = adm_possible();
         const std::uint64_t adm_c = adm_ok ? mean_center() : 0;
         const unsigned nplanes = plane_count();
@@ -357,7 +363,9 @@ private:
             }
         });
         team_.fence_atomics();
-        if (size > 1 && team_.leads()) {  // read by the leader alone (rank_modes)
+        // The leader writes the maxima; every member reads them in
+        // team_splits, after the barrier that opens its next phase.
+        if (size > 1 && team_.leads()) {
             for (unsigned r = 0; r < size; ++r) {
                 work.center.vmax = max_c[r] > work.center.vmax ? max_c[r] : work.center.vmax;
                 work.delta.vmax = max_d[r] > work.delta.vmax ? max_d[r] : work.delta.vmax;
