@@ -29,7 +29,7 @@ RansCandidates::RansCandidates(const dp::StreamBatch& b) {
     statuses_.assign(count, 1);
     a_.struct_size = sizeof a_;
     a_.dtype = dp::rans_dtype(b.width);
-    a_.block_elems = mans::kDefaultBlockBytes / esize;  // mans::compress's default, as encode_best uses it
+    a_.block_elems = dp::rans_block_elems(esize);
     a_.chunks = count;
     a_.max_in_bytes = largest;
     a_.out_capacity = cap;

@@ -14,21 +14,31 @@
 #include "prism/codes.hpp"
 #include "prism/level_assembly_hd.hpp"
 #include "prism/stream_batch_hd.hpp"
+#include "thread_team.hpp"
 
 namespace mans_test {
 
-// How a step's teams are played: one thread (size 1) or a LoopTeam of
-// `size` ranks, phases in reverse rank order when asked.
+// How a step's teams are played: one thread (size 1), a LoopTeam of
+// `size` ranks (phases in reverse rank order when asked), or `size` real
+// threads (thread_team.hpp: what ThreadSanitizer can check).
 struct TeamPlay {
     unsigned size;
     bool reverse;
+    bool threads = false;
 };
 
-// fn(team) with the team a play describes; area: kTeamSharedWords words.
+// fn(team) with the team a play describes (every member of a thread team
+// calls it); area: kTeamSharedWords words for a LoopTeam.
 template <typename Fn>
 void with_team(TeamPlay p, std::uint64_t* area, Fn&& fn) {
-    if (p.size == 1) fn(mans::detail::SoloTeam{});
-    else fn(mans::detail::LoopTeam{p.size, area, p.reverse});
+    if (p.threads) {
+        ThreadTeamState st(p.size);
+        run_members(p.size, [&](unsigned r) { fn(ThreadTeam{r, p.size, &st}); });
+    } else if (p.size == 1) {
+        fn(mans::detail::SoloTeam{});
+    } else {
+        fn(mans::detail::LoopTeam{p.size, area, p.reverse});
+    }
 }
 
 // Runs the device chunk encoder's steps (mapping/chunk_batch.hpp) on the

@@ -183,3 +183,27 @@ TEST_CASE("team_best_splits finds best_split's split for every histogram", "[hd]
         }
     CHECK(cases == 128);
 }
+
+TEST_CASE("team_or gives every member the OR of the ranks' values", "[hd][thread_team]") {
+    std::mt19937_64 rng(13);
+    std::uint64_t area[kTeamSharedWords];
+    for (unsigned size : {1u, 2u, 3u, 7u, 32u, 64u}) {
+        std::vector<std::uint32_t> v(size);
+        for (auto& x : v) x = static_cast<std::uint32_t>(rng()) & static_cast<std::uint32_t>(rng());  // sparse bits
+        v[size - 1] |= 0x80000000u;  // the last rank's bit must reach every member
+        std::uint32_t ref = 0;
+        for (std::uint32_t x : v) ref |= x;
+        INFO("size " << size);
+        std::fill(std::begin(area), std::end(area), 0xA5A5A5A5A5A5A5A5ull);
+        if (size == 1) CHECK(team_or(SoloTeam{}, [&](unsigned r) { return v[r]; }) == ref);
+        for (bool reverse : {false, true})
+            CHECK(team_or(LoopTeam{size, area, reverse}, [&](unsigned r) { return v[r]; }) == ref);
+        if (size < 3) continue;
+        mans_test::ThreadTeamState st(size);
+        std::vector<std::uint32_t> got(size, 0);
+        mans_test::run_members(size, [&](unsigned r) {
+            got[r] = team_or(mans_test::ThreadTeam{r, size, &st}, [&](unsigned k) { return v[k]; });
+        });
+        for (std::uint32_t g : got) CHECK(g == ref);
+    }
+}

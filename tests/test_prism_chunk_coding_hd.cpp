@@ -60,6 +60,7 @@ void code_batch(const std::vector<std::int32_t>& q, std::uint32_t chunk_codes, d
     out->chunks.resize(count);
     std::memset(static_cast<void*>(out->chunks.data()), 0xA5, count * sizeof(dp::CodedChunk));
     dp::ChunkCoding cc = dp::bind_chunk_coding(l, out->temp.data(), c, codes.data(), len.data(), out->chunks.data());
+    *cc.failed = 0;  // the caller's part (a memset on a GPU)
     std::uint64_t area[d::kTeamSharedWords];
     std::fill(std::begin(area), std::end(area), 0xBADBADu);
     // 1. Words, plane counts, truncation statistics.
@@ -134,6 +135,7 @@ void check_batch(const std::vector<std::int32_t>& q, std::uint32_t chunk_codes, 
         for (unsigned b = 0; b < planes; ++b) {
             INFO("plane " << b);
             CHECK(bytes_of(k.seg[b], k.seg_bytes[b]) == seg[b]);
+            CHECK(k.seg_bytes[b] <= dp::plane_segment_capacity(len));
         }
         for (unsigned b = planes; b < dp::kMaxPlanes; ++b) CHECK(k.seg_bytes[b] == 0);
         CHECK(bytes_of(k.after_zero_plane, k.after_zero_plane_bytes) == after_zero);
@@ -144,11 +146,11 @@ void check_batch(const std::vector<std::int32_t>& q, std::uint32_t chunk_codes, 
     mans_test::check_same_level(mans_test::assemble_level(batch.chunks, c, tile), mans_test::cpu_level(q, chunk_codes, c));
 }
 
-const TeamPlay kSolo{1, false}, kWarp{32, true}, kWave{64, false};
+const TeamPlay kSolo{1, false}, kWarp{32, true}, kWarpForward{32, false}, kWave{64, false}, kWaveReversed{64, true};
 
 }  // namespace
 
-TEST_CASE("chunk coding: the HD steps give the CPU's chunks and level on real fields", "[prism][chunk_hd]") {
+TEST_CASE("chunk coding: the HD steps give the CPU's chunks and level on real fields", "[prism][chunk_hd][one_thread]") {
     unsigned levels = 0, after_zero = 0;
     const char* fields[] = {"levitus_temp_20x180x360.f32", "echam5_t_17x96x192.f32", "stageiv_precip_23x118x87.f32",
                             "cosmo_hsurf_438x450.f32"};
@@ -158,7 +160,8 @@ TEST_CASE("chunk coding: the HD steps give the CPU's chunks and level on real fi
                 const std::vector<std::int32_t> q = mans_test::real_field_codes(name, rel, 120000);
                 if (q.empty()) continue;
                 INFO(name << " rel " << rel);
-                check_batch(q, 8192, c, levels % 2 ? kWarp : kSolo, 3, levels % 3 == 0, &after_zero);
+                const TeamPlay plays[] = {kSolo, kWarp, kWaveReversed};
+                check_batch(q, 8192, c, plays[levels % 3], 3, levels % 4 == 0, &after_zero);
                 ++levels;
             }
     // Full-size chunks (kChunkCodes) and a short last one, by a warp.
@@ -173,7 +176,7 @@ TEST_CASE("chunk coding: the HD steps give the CPU's chunks and level on real fi
     CHECK(after_zero > 0);  // sign-magnitude chunks below the level's planes were coded in both forms
 }
 
-TEST_CASE("chunk coding: the HD steps give the CPU's chunks and level on synthetic levels", "[prism][chunk_hd]") {
+TEST_CASE("chunk coding: the HD steps give the CPU's chunks and level on synthetic levels", "[prism][chunk_hd][one_thread]") {
     unsigned after_zero = 0;
     std::mt19937_64 rng(5);
     std::vector<std::int32_t> gaps(20000);  // small codes, one huge: chunks far below the level's planes
@@ -184,7 +187,7 @@ TEST_CASE("chunk coding: the HD steps give the CPU's chunks and level on synthet
     std::vector<std::int32_t> dense(5000);
     for (auto& v : dense) v = static_cast<std::int32_t>(rng() % (2 * dp::kMaxCode - 1)) - (dp::kMaxCode - 1);
     for (dp::Coding c : {dp::Coding::negabinary, dp::Coding::sign_magnitude})
-        for (TeamPlay play : {kSolo, kWarp, kWave})
+        for (TeamPlay play : {kSolo, kWarp, kWarpForward, kWave, kWaveReversed})
             for (std::uint64_t tile : {1u, 4u, 64u}) {
                 check_batch(gaps, 1024, c, play, tile, tile == 4, &after_zero);
                 check_batch(sparse, 512, c, play, tile, tile == 1, &after_zero);
@@ -192,26 +195,55 @@ TEST_CASE("chunk coding: the HD steps give the CPU's chunks and level on synthet
                 check_batch(std::vector<std::int32_t>(3000, 0), 1024, c, play, tile, tile == 64, &after_zero);
                 check_batch(std::vector<std::int32_t>(1, -7), 1024, c, play, tile, false, &after_zero);
                 check_batch(std::vector<std::int32_t>(63, 1), 64, c, play, tile, true, &after_zero);
+                check_batch(std::vector<std::int32_t>(), 1024, c, play, tile, tile == 4, &after_zero);  // no chunks
             }
     CHECK(after_zero > 0);
 }
 
 TEST_CASE("chunk coding: workspace bounds", "[prism][chunk_hd]") {
-    // A plane's segment never exceeds plane_segment_capacity: the worst
-    // case is five raw streams that split the plane's bits unevenly.
+    // The largest segment: five raw streams of 8m + 1 bits each (every one
+    // rounded up by 7 bits), the plane's len = 40m + 5 bits in all.
     std::uint8_t v[d::kMaxVarintBytes];
-    for (std::uint64_t len : {1u, 7u, 64u, 1000u, 131072u}) {
+    for (std::uint64_t m : {0u, 1u, 15u, 16u, 2047u, 3276u, 100000u}) {
+        const std::uint64_t len = 40 * m + 5;
         std::size_t worst = 2;
-        for (unsigned k = 0; k < dp::kPlaneStreams; ++k) {
-            const std::uint64_t bits = k < 4 ? 1 : len - 4;  // ceil rounds up four times
-            const std::size_t n = static_cast<std::size_t>((bits + 7) / 8);
-            worst += d::encode_varint(n, v) + n;
-        }
-        if (len >= 5) CHECK(worst <= dp::plane_segment_capacity(len));
+        for (unsigned k = 0; k < dp::kPlaneStreams; ++k) worst += d::encode_varint(m + 1, v) + (m + 1);
+        INFO("len " << len);
+        CHECK(worst <= dp::plane_segment_capacity(len));
+        CHECK(worst + 5 * (d::kMaxVarintBytes - d::encode_varint(m + 1, v)) == dp::plane_segment_capacity(len));
     }
     // The workspace grows with the forms only in its form part.
     const dp::ChunkCodingLayout a = dp::chunk_coding_layout(10, 4096, 10), b = dp::chunk_coding_layout(10, 4096, 320);
     CHECK(a.failed == b.failed);
     CHECK(a.total < b.total);
     CHECK(a.total % 16 == 0);
+    // A chunk longer than the slots is reported and coded as empty.
+    std::vector<std::int32_t> q(300, 5);
+    const std::int32_t* codes[] = {q.data(), q.data() + 100};
+    const std::uint64_t len[] = {100, 200};
+    const dp::ChunkCodingLayout l = dp::chunk_coding_layout(2, 100, 2 * dp::kMaxChunkForms);
+    std::vector<std::uint8_t> temp(l.total, 0xA5);
+    std::vector<dp::CodedChunk> out(2);
+    const dp::ChunkCoding cc = dp::bind_chunk_coding(l, temp.data(), dp::Coding::negabinary, codes, len, out.data());
+    *cc.failed = 0;
+    dp::chunk_words(d::SoloTeam{}, cc, 0);
+    CHECK(*cc.failed == 0);
+    CHECK(out[0].planes > 0);
+    dp::chunk_words(d::SoloTeam{}, cc, 1);
+    CHECK(*cc.failed != 0);
+    CHECK(out[1].planes == 0);
+}
+
+TEST_CASE("chunk coding: teams of threads give the one thread's chunks", "[prism][chunk_hd][thread_team]") {
+    // Real threads, as ThreadSanitizer can watch them: a member reading
+    // what only the leader wrote before a barrier, or skipping a team call,
+    // would show here and not with LoopTeams.
+    std::mt19937_64 rng(5);
+    std::vector<std::int32_t> q(2600);
+    for (auto& v : q) v = rng() % 7 == 0 ? static_cast<std::int32_t>(rng() % 2001) - 1000 : static_cast<std::int32_t>(rng() % 5) - 2;
+    q[2000] = 1 << 20;
+    unsigned after_zero = 0;
+    for (dp::Coding c : {dp::Coding::negabinary, dp::Coding::sign_magnitude})
+        for (unsigned size : {3u, 8u, 32u}) check_batch(q, 1024, c, TeamPlay{size, false, true}, 2, false, &after_zero);
+    CHECK(after_zero > 0);
 }

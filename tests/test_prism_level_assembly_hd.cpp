@@ -109,7 +109,32 @@ TEST_CASE("level assembly: chunk_segment_for_plane and dropped_digits follow FOR
                 }
 }
 
-TEST_CASE("level assembly: the HD steps give LevelEncoder::finish's level", "[prism][level_hd]") {
+TEST_CASE("level assembly: chunk_segment_for_plane and dropped_digits on worked examples", "[prism][level_hd]") {
+    // By hand from FORMAT.md 4.5: a chunk of 3 planes in a level of 5.
+    // Negabinary: the chunk's digits are the level's lowest, planes 2-4.
+    const int none = dp::kNoSegment, after_zero = dp::kAfterZeroPlaneSegment;
+    const int nega[] = {none, none, 0, 1, 2};
+    // Sign-magnitude: the sign plane first; its two magnitude planes are
+    // the level's last two, the first of them below an empty plane.
+    const int sm[] = {0, none, none, after_zero, 2};
+    for (unsigned b = 0; b < 5; ++b) {
+        CHECK(dp::chunk_segment_for_plane(dp::Coding::negabinary, 5, 3, b) == nega[b]);
+        CHECK(dp::chunk_segment_for_plane(dp::Coding::sign_magnitude, 5, 3, b) == sm[b]);
+        CHECK(dp::chunk_segment_for_plane(dp::Coding::sign_magnitude, 5, 5, b) == static_cast<int>(b));  // no gap
+        CHECK(dp::chunk_segment_for_plane(dp::Coding::negabinary, 5, 0, b) == none);  // an all-zero chunk
+    }
+    // One magnitude plane below one empty plane.
+    CHECK(dp::chunk_segment_for_plane(dp::Coding::sign_magnitude, 3, 2, 1) == none);
+    CHECK(dp::chunk_segment_for_plane(dp::Coding::sign_magnitude, 3, 2, 2) == after_zero);
+    // Digits dropped keeping `kept` of 5 level planes, chunk of 3: none when
+    // all are kept, then one per plane left out, at most the chunk's 3.
+    const unsigned dropped[] = {3, 3, 3, 2, 1, 0};
+    for (unsigned kept = 0; kept <= 5; ++kept) CHECK(dp::dropped_digits(5, kept, 3) == dropped[kept]);
+    CHECK(dp::dropped_digits(5, 5, 0) == 0);
+    CHECK(dp::dropped_digits(5, 0, 0) == 0);
+}
+
+TEST_CASE("level assembly: the HD steps give LevelEncoder::finish's level", "[prism][level_hd][one_thread]") {
     unsigned levels = 0, with_gaps = 0;
     const char* fields[] = {"levitus_temp_20x180x360.f32", "echam5_t_17x96x192.f32", "stageiv_precip_23x118x87.f32"};
     for (dp::Coding c : {dp::Coding::negabinary, dp::Coding::sign_magnitude}) {

@@ -176,8 +176,9 @@ MANS_HD void team_sort_u64(const Team& team, std::uint64_t* a, std::size_t n) {
 // put(j, number) for each; returns how many, in every member. Split over
 // the team in two phases: each rank counts its range (rank_span), then
 // numbers it from the counts of the ranks before it. keep(j) must give the
-// same answer in both phases (put(j, .) may change what keep(j) reads: it
-// runs after keep(j)). Uses the shared region kTeamRankValues.
+// same answer in both phases: put(j, .) runs after keep(j) and may change
+// only what keep(j) itself reads (no other index's). Uses the shared
+// region kTeamRankValues.
 template <typename Team, typename Keep, typename Put>
 MANS_HD std::uint64_t team_enumerate(const Team& team, std::uint64_t m, const Keep& keep, const Put& put) {
     if (team.size() == 1) {

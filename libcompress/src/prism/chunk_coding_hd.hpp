@@ -69,7 +69,7 @@ struct ChunkCodingLayout {
     std::uint64_t nw = 0;      // plane words of the longest chunk
     std::uint64_t stride = 0;  // words of a stream buffer (stream_word_count)
     std::size_t segment_capacity = 0, work_stride = 0;
-    std::size_t words = 0, planes = 0, sig = 0, partials = 0, stats = 0, form_first = 0, tile_sums = 0, failed = 0;
+    std::size_t words = 0, plane_bits = 0, sig = 0, partials = 0, stats = 0, form_first = 0, tile_sums = 0, failed = 0;
     std::size_t has_bits = 0, streams = 0, segments = 0;
     // The stream batch's arrays (five entries per form).
     std::size_t src = 0, bytes = 0, work = 0, all_zero = 0, rze_bytes = 0, rans_in = 0, method = 0, payload = 0,
@@ -94,7 +94,7 @@ MANS_HD ChunkCodingLayout chunk_coding_layout(std::uint64_t chunks, std::uint64_
     };
     const std::uint64_t streams = max_forms * kPlaneStreams;
     l.words = reserve(chunks * max_len * 4);
-    l.planes = reserve(chunks * kMaxPlanes * l.nw * 8);
+    l.plane_bits = reserve(chunks * kMaxPlanes * l.nw * 8);
     l.sig = reserve(chunks * 3 * l.nw * 8);  // sig, fresh and an all-zero fresh
     l.partials = reserve(chunks * kMaxTeamSize * (kMaxPlanes + 1) * sizeof(TruncationPartial));
     l.stats = reserve(chunks * (kMaxPlanes + 1) * sizeof(TruncationPartial));
@@ -129,13 +129,14 @@ struct ChunkCoding {
     std::uint64_t max_len, max_forms, nw, stride;
     std::size_t segment_capacity;
     std::uint32_t* words;     // max_len per chunk
-    std::uint64_t* planes;    // kMaxPlanes * nw per chunk
+    std::uint64_t* plane_bits;  // kMaxPlanes * nw per chunk: the transposed planes
     std::uint64_t* sig;       // 3 * nw per chunk
     TruncationPartial* partials;  // kMaxTeamSize * (kMaxPlanes + 1) per chunk
     TruncationPartial* stats;     // kMaxPlanes + 1 per chunk
     std::uint64_t* form_first;    // count + 1 (step 2)
     std::uint64_t* tile_sums;     // count + 1: step 2's tile sums
-    std::uint32_t* failed;        // nonzero when a segment did not fit its slot (never: tested bound)
+    std::uint32_t* failed;        // nonzero: a chunk longer than max_len, or a segment that did not
+                                  // fit its slot (never: tested bound); the caller zeroes it first
     std::uint8_t* has_bits;       // per form
     std::uint32_t* streams;       // kPlaneStreams * stride words per form
     std::uint8_t* segments;       // segment_capacity bytes per form
@@ -158,7 +159,7 @@ inline ChunkCoding bind_chunk_coding(const ChunkCodingLayout& l, std::uint8_t* t
     cc.stride = l.stride;
     cc.segment_capacity = l.segment_capacity;
     cc.words = reinterpret_cast<std::uint32_t*>(temp + l.words);
-    cc.planes = reinterpret_cast<std::uint64_t*>(temp + l.planes);
+    cc.plane_bits = reinterpret_cast<std::uint64_t*>(temp + l.plane_bits);
     cc.sig = reinterpret_cast<std::uint64_t*>(temp + l.sig);
     cc.partials = reinterpret_cast<TruncationPartial*>(temp + l.partials);
     cc.stats = reinterpret_cast<TruncationPartial*>(temp + l.stats);
@@ -200,11 +201,19 @@ MANS_HD bool set_form_count(ChunkCoding* cc, std::uint64_t forms) {
     return true;
 }
 
-// Step 1 for chunk ch.
+// The codes of chunk ch that the steps code: all of them, or none when
+// the chunk is longer than the slots (max_len), which step 1 reports.
+MANS_HD std::uint64_t coded_len(const ChunkCoding& cc, std::uint64_t ch) {
+    return cc.len[ch] <= cc.max_len ? cc.len[ch] : 0;
+}
+
+// Step 1 for chunk ch. A chunk longer than the slots sets *failed and is
+// coded as empty.
 template <typename Team>
 MANS_HD void chunk_words(const Team& team, const ChunkCoding& cc, std::uint64_t ch) {
     const std::int32_t* q = cc.codes[ch];
-    const std::uint64_t n = cc.len[ch];
+    const bool fits = cc.len[ch] <= cc.max_len;
+    const std::uint64_t n = coded_len(cc, ch);
     std::uint32_t* words = cc.words + ch * cc.max_len;
     const std::uint32_t any = team_or(team, [&](unsigned r) {
         std::uint32_t a = 0;
@@ -221,7 +230,7 @@ MANS_HD void chunk_words(const Team& team, const ChunkCoding& cc, std::uint64_t 
     for (unsigned b = 0; b < kMaxPlanes; ++b) c.seg[b] = nullptr, c.seg_bytes[b] = 0;
     c.after_zero_plane = nullptr;
     c.after_zero_plane_bytes = 0;
-    if (ch == 0) *cc.failed = 0;
+    if (!fits) team.or_word(cc.failed, 1);
 }
 
 // Form f's streams from a plane and the significance before it.
@@ -258,10 +267,10 @@ template <typename Team, typename Gather = LoopBitGather, typename Transpose = L
 MANS_HD void split_chunk_planes(const Team& team, const ChunkCoding& cc, std::uint64_t ch,
                                 PlaneSplitScratch* scratch, const Gather& gather = Gather{},
                                 const Transpose& transpose = Transpose{}) {
-    const std::uint64_t n = cc.len[ch];
+    const std::uint64_t n = coded_len(cc, ch);
     const std::uint64_t nw = plane_word_count(n);
     const unsigned planes = cc.out[ch].planes;
-    std::uint64_t* bits = cc.planes + ch * kMaxPlanes * cc.nw;
+    std::uint64_t* bits = cc.plane_bits + ch * kMaxPlanes * cc.nw;
     std::uint64_t* sig = cc.sig + ch * 3 * cc.nw;
     std::uint64_t* fresh = sig + cc.nw;
     std::uint64_t* none = fresh + cc.nw;  // no code fresh: below an all-zero plane

@@ -25,6 +25,10 @@ bool all_zero(const std::uint8_t* p, std::size_t n) {
     return true;
 }
 
+// The device chunk encoder reproduces these streams with blocks of
+// kRansBlockBytes (stream_batch_hd.hpp): the default block size used here.
+static_assert(kRansBlockBytes == kDefaultBlockBytes, "rANS candidates: the default MANS block size");
+
 // A MANS stream of the bytes; empty when the codec refuses (never expected).
 std::vector<std::uint8_t> mans_stream(const std::uint8_t* src, std::size_t n, unsigned width) {
     CompressConfig cfg;

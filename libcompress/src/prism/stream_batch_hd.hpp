@@ -45,6 +45,14 @@ MANS_HD int rans_dtype(unsigned width) {
     return width == 8 ? MANS_DTYPE_U64 : width == 4 ? MANS_DTYPE_U32 : MANS_DTYPE_U8;
 }
 
+// The chunk encoder's settings that make its candidates encode_best's:
+// mans::compress's default block size (block_elems), and an out_capacity
+// of at least mans::compress_bound of the largest stream; a smaller one
+// would refuse candidates that the CPU codes (and may pick).
+// (lossless.cpp checks that kRansBlockBytes is that default).
+inline constexpr std::uint64_t kRansBlockBytes = 131072;
+MANS_HD std::uint64_t rans_block_elems(unsigned width) { return kRansBlockBytes / width; }
+
 // Whether encode_best codes a rANS candidate of p[0..n) when the best so
 // far (raw or zero elimination) is `best` bytes: rANS allowed, whole
 // elements, at least kRansMinBytes, and the bytes' order-0 entropy (a cheap
