@@ -4,7 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstring>
+#include <memory>
 
+#include "core/bitmap_hd.hpp"
 #include "core/scan_hd.hpp"
 #include "core/team.hpp"
 #include "mans/mans.hpp"
@@ -50,6 +53,63 @@ RansCandidates::RansCandidates(const dp::StreamBatch& b) {
         d::encode_chunk_blocks_strided_any(a_, l, item, d::LoopTeam{32, area, item % 2 == 1});
     for (std::uint64_t c = 0; c < count; ++c) d::finish_chunk_encode(a_, l, c);
     for (std::uint64_t g = 0; g < l.total_blocks; ++g) d::place_chunk_block(a_, l, g);
+}
+
+void code_batch(const std::vector<std::int32_t>& q, std::uint32_t chunk_codes, dp::Coding c, TeamPlay play,
+                std::uint64_t tile, bool exact_forms, CodedBatch* out) {
+    const std::uint64_t n = q.size(), count = (n + chunk_codes - 1) / chunk_codes;
+    std::vector<const std::int32_t*> codes;
+    std::vector<std::uint64_t> len;
+    for (std::uint64_t ch = 0; ch < count; ++ch) {
+        codes.push_back(q.data() + ch * chunk_codes);
+        len.push_back(std::min<std::uint64_t>(chunk_codes, n - ch * chunk_codes));
+    }
+    const std::uint64_t max_len = std::min<std::uint64_t>(chunk_codes, n);
+    const dp::ChunkCodingLayout l = dp::chunk_coding_layout(count, max_len, count * dp::kMaxChunkForms);
+    out->temp.assign(l.total, 0xA5);
+    out->chunks.resize(count);
+    std::memset(static_cast<void*>(out->chunks.data()), 0xA5, count * sizeof(dp::CodedChunk));
+    dp::ChunkCoding cc = dp::bind_chunk_coding(l, out->temp.data(), c, codes.data(), len.data(), out->chunks.data());
+    *cc.failed = 0;  // the caller's part (a memset on a GPU)
+    std::uint64_t area[d::kTeamSharedWords];
+    std::fill(std::begin(area), std::end(area), 0xBADBADu);
+    // 1. Words, plane counts, truncation statistics.
+    for (std::uint64_t ch = count; ch-- > 0;) with_team(play, area, [&](const auto& t) { dp::chunk_words(t, cc, ch); });
+    // 2. The forms' first index: tile sums (tiles in reverse), their scan, each chunk's.
+    const auto forms_of = [&](std::uint64_t ch) { return dp::chunk_forms(cc, ch); };
+    const std::uint64_t tiles = (count + tile - 1) / tile;
+    for (std::uint64_t t = tiles; t-- > 0;) cc.tile_sums[t] = d::scan_tile_sum(forms_of, count, tile, t);
+    const std::uint64_t forms = d::scan_tile_bases(cc.tile_sums, tiles);
+    for (std::uint64_t ch = count; ch-- > 0;) cc.form_first[ch] = d::scan_item_offset(forms_of, tile, cc.tile_sums, ch);
+    cc.form_first[count] = forms;
+    out->forms = forms;
+    if (exact_forms) {  // the chunk part stays where it is; the form part shrinks
+        const dp::ChunkCodingLayout e = dp::chunk_coding_layout(count, max_len, forms);
+        REQUIRE(e.failed == l.failed);
+        REQUIRE(e.total <= l.total);
+        out->temp.resize(e.total);
+        cc = dp::bind_chunk_coding(e, out->temp.data(), c, codes.data(), len.data(), out->chunks.data());
+    }
+    REQUIRE(dp::set_form_count(&cc, forms));
+    REQUIRE_FALSE(dp::set_form_count(&cc, cc.max_forms + 1));
+    REQUIRE(cc.batch.count == forms * dp::kPlaneStreams);
+    // 3. The planes' streams.
+    dp::PlaneSplitScratch scratch;
+    std::memset(&scratch, 0xA5, sizeof scratch);
+    for (std::uint64_t ch = count; ch-- > 0;)
+        with_team(play, area, [&](const auto& t) { dp::split_chunk_planes(t, cc, ch, &scratch); });
+    // 4. The lossless stage.
+    std::uint32_t hist[256];
+    for (std::uint64_t i = cc.batch.count; i-- > 0;) {
+        std::fill(std::begin(hist), std::end(hist), 0xDEADBEEFu);
+        with_team(play, area, [&](const auto& t) { dp::screen_stream(t, cc.batch, i, hist); });
+    }
+    out->rans = std::make_unique<RansCandidates>(cc.batch);
+    for (std::uint64_t i = 0; i < cc.batch.count; ++i) dp::choose_stream(cc.batch, out->rans->batch(), i);
+    // 5. The segments.
+    for (std::uint64_t ch = count; ch-- > 0;)
+        with_team(play, area, [&](const auto& t) { dp::write_chunk_segments(t, cc, ch); });
+    REQUIRE(*cc.failed == 0);
 }
 
 AssembledLevel assemble_level(const std::vector<dp::CodedChunk>& coded, dp::Coding c, std::uint64_t tile) {
@@ -106,6 +166,23 @@ void check_same_level(const AssembledLevel& gpu, const CpuLevel& cpu) {
     }
     CHECK(gpu.bytes == cpu_bytes);
     CHECK(gpu.checksums == cpu.checksums);
+}
+
+std::vector<std::uint64_t> list_bits(const std::vector<std::uint8_t>& bits, std::uint64_t range) {
+    const std::uint64_t n = bits.size(), ranges = (n + range - 1) / range;
+    std::vector<std::uint64_t> at(static_cast<std::size_t>(ranges));
+    for (std::uint64_t r = ranges; r-- > 0;)
+        at[static_cast<std::size_t>(r)] = mans::detail::bitmap_count(bits.data(), r * range, std::min(n, (r + 1) * range));
+    const std::uint64_t total = mans::detail::scan_tile_bases(at.data(), ranges);
+    std::vector<std::uint64_t> out(static_cast<std::size_t>(total), ~std::uint64_t{0});
+    std::uint64_t wrong_ends = 0;  // a range must end where the next one starts
+    for (std::uint64_t r = ranges; r-- > 0;) {
+        const std::uint64_t end = mans::detail::bitmap_list(bits.data(), r * range, std::min(n, (r + 1) * range),
+                                                           at[static_cast<std::size_t>(r)], out.data());
+        wrong_ends += end != (r + 1 < ranges ? at[static_cast<std::size_t>(r + 1)] : total);
+    }
+    CHECK(wrong_ends == 0);
+    return out;
 }
 
 }  // namespace mans_test

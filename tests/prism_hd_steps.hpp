@@ -5,15 +5,20 @@
 // these are the parts they share.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <vector>
 
 #include "backend_module.hpp"
 #include "core/team.hpp"
 #include "prism/archive.hpp"
+#include "prism/chunk_coding_hd.hpp"
 #include "prism/codes.hpp"
 #include "prism/level_assembly_hd.hpp"
 #include "prism/stream_batch_hd.hpp"
+#include "prism/traverse.hpp"
 #include "thread_team.hpp"
 
 namespace mans_test {
@@ -61,6 +66,24 @@ private:
     mans_backend_chunk_batch a_{};
 };
 
+// A batch of a level's chunks coded by chunk_coding_hd.hpp's steps, and
+// what its CodedChunks point to.
+struct CodedBatch {
+    std::vector<mans::detail::prism::CodedChunk> chunks;
+    std::vector<std::uint8_t> temp;
+    std::unique_ptr<RansCandidates> rans;
+    std::uint64_t forms = 0;
+};
+
+// Codes q in chunks of chunk_codes as a GPU would: every chunk step by
+// teams of `play` over the chunks in reverse, the forms' scan in tiles of
+// `tile` chunks, the lossless stage by stream_batch_hd.hpp's steps with
+// RansCandidates; workspace and outputs start as garbage. exact_forms:
+// the form part of the workspace is sized to the scan's total (the chunk
+// part kept), else to the worst case.
+void code_batch(const std::vector<std::int32_t>& q, std::uint32_t chunk_codes, mans::detail::prism::Coding c,
+                TeamPlay play, std::uint64_t tile, bool exact_forms, CodedBatch* out);
+
 // A level's part of the archive as level_assembly_hd.hpp's steps make it
 // from coded chunks: plane count, segment offsets (a tiled scan with tiles
 // of `tile` segments, tiles and segments in reverse), the bytes (segments
@@ -89,5 +112,69 @@ CpuLevel cpu_level(const std::vector<std::int32_t>& q, std::uint32_t chunk_codes
 // Checks (Catch2) that an assembled level is the CPU's: plane count,
 // tables, segment sizes, bytes and checksums.
 void check_same_level(const AssembledLevel& gpu, const CpuLevel& cpu);
+
+// A field of every kind of value the encoder treats apart: smooth values,
+// NaN, +-Inf and a block of fill values (masked), and spikes that the
+// prediction cannot follow at a tight bound (outliers).
+template <typename T>
+std::vector<std::uint8_t> special_field(const std::uint64_t* dims, unsigned rank, double spike) {
+    std::uint64_t n = 1;
+    for (unsigned a = 0; a < rank; ++a) n *= dims[a];
+    std::vector<std::uint8_t> raw(n * sizeof(T));
+    for (std::uint64_t i = 0; i < n; ++i) {
+        double v = 100 * std::sin(static_cast<double>(i % 97) / 9) * std::cos(static_cast<double>(i / 97) / 13);
+        if (i % 211 == 5) v = std::nan("");
+        if (i % 307 == 7) v = (i & 1) ? HUGE_VAL : -HUGE_VAL;
+        if (i % 53 == 11) v += spike;
+        if (i >= n / 3 && i < n / 3 + 150) v = -1e10;
+        const T t = static_cast<T>(v);
+        std::memcpy(raw.data() + i * sizeof(T), &t, sizeof(T));
+    }
+    return raw;
+}
+
+// Partials of consecutive ranges merged as a GPU's tree reduction does:
+// pairs of neighbours, the lower range on the left, level by level.
+template <typename Partial>
+Partial tree_merge(std::vector<Partial> part) {
+    if (part.empty()) return Partial{};
+    while (part.size() > 1) {
+        std::vector<Partial> up;
+        for (std::size_t i = 0; i < part.size(); i += 2) {
+            Partial p = part[i];
+            if (i + 1 < part.size()) p.merge(part[i + 1]);
+            up.push_back(p);
+        }
+        part.swap(up);
+    }
+    return part[0];
+}
+
+// The set bits of a bitmap listed as a GPU lists them (core/bitmap_hd.hpp):
+// ranges of `range` bytes counted (last to first), an exclusive scan, each
+// range listed from its offset (last to first); checks (Catch2) that every
+// range ends where the next one starts.
+std::vector<std::uint64_t> list_bits(const std::vector<std::uint8_t>& bits, std::uint64_t range);
+
+// fn(b, k, c, idx) for every point of a pass's boxes in GPU order (a launch
+// per box, a thread block per tile: boxes, tiles and points in reverse, as
+// any order must give the same result; each point from box_point);
+// tile_stride > 1 visits every tile_stride-th tile of a box only.
+template <typename Fn>
+void for_pass_points(const mans::detail::prism::Grid& g, const mans::detail::prism::Pass& p, std::uint64_t tile_stride, Fn&& fn) {
+    for (auto box = p.boxes.rbegin(); box != p.boxes.rend(); ++box) {
+        const mans::detail::prism::Box& b = *box;
+        const std::uint64_t n = b.size(), tiles = (n + mans::detail::prism::kTilePoints - 1) / mans::detail::prism::kTilePoints;
+        for (std::uint64_t t = tiles; t-- > 0;) {
+            if (t % tile_stride) continue;
+            const std::uint64_t last = std::min(n, (t + 1) * mans::detail::prism::kTilePoints);
+            for (std::uint64_t k = last; k-- > t * mans::detail::prism::kTilePoints;) {
+                std::uint64_t c[mans::detail::prism::kMaxRank], idx = 0;
+                mans::detail::prism::box_point(g, b, k, c, &idx);
+                fn(b, k, c, idx);
+            }
+        }
+    }
+}
 
 }  // namespace mans_test

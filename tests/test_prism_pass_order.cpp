@@ -29,6 +29,7 @@
 #include "prism/point_math.hpp"
 #include "prism/selection_hd.hpp"
 #include "prism/traverse.hpp"
+#include "prism_hd_steps.hpp"
 #include "test_support.hpp"
 
 namespace dp = mans::detail::prism;
@@ -74,21 +75,13 @@ struct Replay {
             const dp::LevelMeta& m = h.level[l];
             const std::uint64_t u = dp::level_unit(h.levels, l);
             for (const dp::Pass& p : dp::level_passes(g, u, m.scheme))
-                for (auto box = p.boxes.rbegin(); box != p.boxes.rend(); ++box) {  // a launch per box, any order
-                    const dp::Box& b = *box;
-                    const std::uint64_t n = b.size(), tiles = (n + dp::kTilePoints - 1) / dp::kTilePoints;
-                    for (std::uint64_t t = tiles; t-- > 0;) {  // any order: points of a pass never read each other
-                        const std::uint64_t last = std::min(n, (t + 1) * dp::kTilePoints);
-                        for (std::uint64_t k = last; k-- > t * dp::kTilePoints;) {
-                            std::uint64_t c[dp::kMaxRank], idx = 0;
-                            dp::box_point(g, b, k, c, &idx);
-                            const dp::Kind kind = dp::point_kind(m.kinds, base.kind_bits[l], blocks, c);
-                            const double pred =
-                                dp::predict_point(work.data(), idx, c, g.n, g.stride, g.rank, b.axes, u, kind);
-                            work[static_cast<std::size_t>(idx)] = fn(l, b.first_code + k, idx, pred);
-                        }
-                    }
-                }
+                mans_test::for_pass_points(
+                    g, p, 1, [&](const dp::Box& b, std::uint64_t k, const std::uint64_t* c, std::uint64_t idx) {
+                        const dp::Kind kind = dp::point_kind(m.kinds, base.kind_bits[l], blocks, c);
+                        const double pred =
+                            dp::predict_point(work.data(), idx, c, g.n, g.stride, g.rank, b.axes, u, kind);
+                        work[static_cast<std::size_t>(idx)] = fn(l, b.first_code + k, idx, pred);
+                    });
         }
         return work;
     }
@@ -142,23 +135,14 @@ void check_selection(const Replay<T>& rp) {
         std::vector<std::uint64_t> sums(static_cast<std::size_t>(schemes * 2 * nb), 0);
         for (unsigned s = 0; s < schemes; ++s)
             for (const dp::Pass& p : dp::level_passes(g, u, static_cast<dp::Scheme>(s)))
-                for (auto box = p.boxes.rbegin(); box != p.boxes.rend(); ++box) {
-                    const dp::Box& b = *box;
-                    const std::uint64_t n = b.size(), tiles = (n + dp::kTilePoints - 1) / dp::kTilePoints;
-                    for (std::uint64_t t = tiles; t-- > 0;) {
-                        if (t % stride) continue;
-                        const std::uint64_t last = std::min(n, (t + 1) * dp::kTilePoints);
-                        for (std::uint64_t k = last; k-- > t * dp::kTilePoints;) {
-                            std::uint64_t c[dp::kMaxRank], idx = 0, lin = 0, cub = 0;
-                            dp::box_point(g, b, k, c, &idx);
-                            if (!dp::selection_point_costs(values.data(), mask, g, b, c, idx, u, inv, &lin, &cub))
-                                continue;
-                            const std::uint64_t blk = rp.blocks.block_of(c);
-                            sums[static_cast<std::size_t>((2 * s) * nb + blk)] += lin;
-                            sums[static_cast<std::size_t>((2 * s + 1) * nb + blk)] += cub;
-                        }
-                    }
-                }
+                mans_test::for_pass_points(
+                    g, p, stride, [&](const dp::Box& b, std::uint64_t, const std::uint64_t* c, std::uint64_t idx) {
+                        std::uint64_t lin = 0, cub = 0;
+                        if (!dp::selection_point_costs(values.data(), mask, g, b, c, idx, u, inv, &lin, &cub)) return;
+                        const std::uint64_t blk = rp.blocks.block_of(c);
+                        sums[static_cast<std::size_t>((2 * s) * nb + blk)] += lin;
+                        sums[static_cast<std::size_t>((2 * s + 1) * nb + blk)] += cub;
+                    });
         std::vector<std::uint8_t> bits(static_cast<std::size_t>((nb + 7) / 8), 0xA5);
         const dp::SelectionChoice choice = dp::choose_selection(sums.data(), nb, schemes, bits.data());
         CHECK(choice.scheme == m.scheme);
@@ -168,23 +152,6 @@ void check_selection(const Replay<T>& rp) {
         g_selection_seen.per_block += m.kinds == dp::KindMode::per_block;
         ++g_selection_seen.schemes[static_cast<unsigned>(m.scheme)];
     }
-}
-
-// Partials of consecutive ranges merged as a GPU's tree reduction does:
-// pairs of neighbours, the lower range on the left, level by level.
-template <typename Partial>
-Partial tree_merge(std::vector<Partial> part) {
-    if (part.empty()) return Partial{};
-    while (part.size() > 1) {
-        std::vector<Partial> up;
-        for (std::size_t i = 0; i < part.size(); i += 2) {
-            Partial p = part[i];
-            if (i + 1 < part.size()) p.merge(part[i + 1]);
-            up.push_back(p);
-        }
-        part.swap(up);
-    }
-    return part[0];
 }
 
 // The mask and the fill detection in GPU order (mask_hd.hpp): ranges of
@@ -201,7 +168,7 @@ void check_mask(const Replay<T>& rp, const std::vector<double>& caller_fills, st
     const auto each_tile = [&](auto&& fn) {
         std::vector<decltype(fn(std::uint64_t{0}, std::uint64_t{0}))> part(static_cast<std::size_t>(tiles));
         for (std::uint64_t t = tiles; t-- > 0;) part[static_cast<std::size_t>(t)] = fn(t * tile, std::min(n, (t + 1) * tile));
-        return tree_merge(part);
+        return mans_test::tree_merge(part);
     };
     std::vector<T> fills;
     for (double f : caller_fills) fills.push_back(static_cast<T>(f));
@@ -255,26 +222,6 @@ void check_error_stats(const Replay<T>& rp, const std::vector<double>& work,
     CHECK(std::min(all.work_sq / counted, std::numeric_limits<double>::max()) == h.work_mse);
 }
 
-// The set bits of a bitmap listed as a GPU lists them (core/bitmap_hd.hpp):
-// ranges of `range` bytes counted (last to first), an exclusive scan, each
-// range listed from its offset (last to first).
-std::vector<std::uint64_t> list_bits(const std::vector<std::uint8_t>& bits, std::uint64_t range) {
-    const std::uint64_t n = bits.size(), ranges = (n + range - 1) / range;
-    std::vector<std::uint64_t> at(static_cast<std::size_t>(ranges));
-    for (std::uint64_t r = ranges; r-- > 0;)
-        at[static_cast<std::size_t>(r)] = mans::detail::bitmap_count(bits.data(), r * range, std::min(n, (r + 1) * range));
-    const std::uint64_t total = mans::detail::scan_tile_bases(at.data(), ranges);
-    std::vector<std::uint64_t> out(static_cast<std::size_t>(total), ~std::uint64_t{0});
-    std::uint64_t wrong_ends = 0;  // a range must end where the next one starts
-    for (std::uint64_t r = ranges; r-- > 0;) {
-        const std::uint64_t end = mans::detail::bitmap_list(bits.data(), r * range, std::min(n, (r + 1) * range),
-                                                           at[static_cast<std::size_t>(r)], out.data());
-        wrong_ends += end != (r + 1 < ranges ? at[static_cast<std::size_t>(r + 1)] : total);
-    }
-    CHECK(wrong_ends == 0);
-    return out;
-}
-
 mans::prism::Retrieval retrieve(const mans_test::Bytes& archive, const mans::prism::Target& target,
                                 std::vector<std::uint32_t>* planes) {
     mans::prism::Reader r;
@@ -317,10 +264,10 @@ void replay(const mans_test::Bytes& raw, const mans_test::Bytes& archive, double
     std::vector<std::uint8_t> outlier_bits(static_cast<std::size_t>((h.grid.count + 7) / 8), 0);
     for (std::uint64_t i : outliers) outlier_bits[static_cast<std::size_t>(i / 8)] |= static_cast<std::uint8_t>(1u << (i % 8));
     for (std::uint64_t range : {std::uint64_t{1}, std::uint64_t{5}, std::uint64_t{4096}}) {
-        CHECK(list_bits(outlier_bits, range) == rp.base.outlier_index);
+        CHECK(mans_test::list_bits(outlier_bits, range) == rp.base.outlier_index);
         if (h.masked_count) {
             std::vector<std::uint8_t> values;
-            for (std::uint64_t i : list_bits(rp.base.mask_bits, range))
+            for (std::uint64_t i : mans_test::list_bits(rp.base.mask_bits, range))
                 values.insert(values.end(), rp.raw.begin() + i * sizeof(T), rp.raw.begin() + (i + 1) * sizeof(T));
             CHECK(values == rp.base.masked_values);
         }
@@ -355,26 +302,6 @@ void replay(const mans_test::Bytes& raw, const mans_test::Bytes& archive, double
     }
 }
 
-// A field of every kind of value the encoder treats apart: smooth values,
-// NaN, +-Inf and a block of fill values (masked), and spikes that the
-// prediction cannot follow at a tight bound (outliers).
-template <typename T>
-mans_test::Bytes synthetic_field(const std::uint64_t* dims, unsigned rank, double spike) {
-    std::uint64_t n = 1;
-    for (unsigned a = 0; a < rank; ++a) n *= dims[a];
-    mans_test::Bytes raw(n * sizeof(T));
-    for (std::uint64_t i = 0; i < n; ++i) {
-        double v = 100 * std::sin(static_cast<double>(i % 97) / 9) * std::cos(static_cast<double>(i / 97) / 13);
-        if (i % 211 == 5) v = std::nan("");
-        if (i % 307 == 7) v = (i & 1) ? HUGE_VAL : -HUGE_VAL;
-        if (i % 53 == 11) v += spike;
-        if (i >= n / 3 && i < n / 3 + 150) v = -1e10;
-        const T t = static_cast<T>(v);
-        std::memcpy(raw.data() + i * sizeof(T), &t, sizeof(T));
-    }
-    return raw;
-}
-
 void compress_and_replay(const mans_test::Bytes& raw, mans::prism::FloatType type, unsigned rank,
                          const std::uint64_t* dims, double rel, mans::prism::PlaneCoding coding, bool fill) {
     mans::prism::CompressConfig cfg;
@@ -407,12 +334,12 @@ TEST_CASE("PRISM in GPU order: tiles of each pass in any order give the CPU enco
         {
             INFO("synthetic f32 23x31x37 with NaN, Inf, fill and spikes");
             const std::uint64_t dims[] = {23, 31, 37};
-            compress_and_replay(synthetic_field<float>(dims, 3, 5e3), FloatType::f32, 3, dims, 1e-4, coding, true);
+            compress_and_replay(mans_test::special_field<float>(dims, 3, 5e3), FloatType::f32, 3, dims, 1e-4, coding, true);
         }
         {
             INFO("synthetic f64 4x5x6x7 with NaN, Inf, fill and spikes");
             const std::uint64_t dims[] = {4, 5, 6, 7};
-            compress_and_replay(synthetic_field<double>(dims, 4, 1e9), FloatType::f64, 4, dims, 1e-12, coding, true);
+            compress_and_replay(mans_test::special_field<double>(dims, 4, 1e9), FloatType::f64, 4, dims, 1e-12, coding, true);
         }
         {
             INFO("synthetic f32 40x50 whose smallest value is zero of both signs, -0 first, and a netCDF fill");

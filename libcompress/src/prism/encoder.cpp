@@ -21,6 +21,7 @@
 #include "mans/prism.hpp"
 #include "prism/archive.hpp"
 #include "prism/base.hpp"
+#include "prism/encode_plan.hpp"
 #include "prism/error_stats_hd.hpp"
 #include "prism/level_codes.hpp"
 #include "prism/mask_hd.hpp"
@@ -120,7 +121,7 @@ private:
     double x(std::uint64_t i) const { return static_cast<double>(load_value<T>(src_, i)); }
     bool masked(std::uint64_t i) const { return bit(mask_, i); }
     bool outlier(std::uint64_t i) const { return bit(outliers_, i); }
-    void build_mask();
+    Errc build_mask();
     Selection select(unsigned level, double eb);
     void finish_stats();
     BaseData make_base() const;
@@ -144,7 +145,7 @@ private:
 };
 
 template <typename T>
-void Encoder<T>::build_mask() {
+Errc Encoder<T>::build_mask() {
     const std::uint64_t n = g_.count;
     fills_ = choose_fill_values<T>(src_, n, cfg_, std::max(1, threads_));
     mask_.assign(static_cast<std::size_t>((n + 7) / 8), 0);
@@ -154,10 +155,7 @@ void Encoder<T>::build_mask() {
                              mask_.data());
     });
     if (m.masked == 0) std::vector<std::uint8_t>().swap(mask_);
-    h_.masked_count = m.masked;
-    h_.value_min = m.masked == n ? 0 : m.kept.lo;
-    h_.value_max = m.masked == n ? 0 : m.kept.hi;
-    for (T f : fills_) h_.fill_values.push_back(static_cast<double>(f));
+    return set_value_range(&h_, cfg_, m, std::vector<double>(fills_.begin(), fills_.end()), &cast_slack_);
 }
 
 // Open-loop choice of scheme and stencil kinds from the original values
@@ -208,15 +206,8 @@ Selection Encoder<T>::select(unsigned level, double eb) {
 
 template <typename T>
 LevelForm Encoder<T>::begin_level(unsigned l) {
+    plan_level(&h_, cfg_, l, cast_slack_);
     LevelMeta& m = h_.level[l];
-    // Level-wise bound (full bound by default, see CompressConfig). Leave
-    // room for rounding the reconstruction to T, so that points near the
-    // bound do not all become outliers.
-    const double finer_levels = static_cast<double>(h_.levels - 1 - l);
-    const double level_bound = h_.abs_bound / std::min(std::pow(cfg_.level_alpha, finer_levels), cfg_.level_beta);
-    m.eb = level_bound > 2 * cast_slack_ ? std::min(level_bound, h_.abs_bound - cast_slack_) : level_bound;
-    m.step = 2 * m.eb;
-    m.codes = level_code_count(g_, level_unit(h_.levels, l));
     sels_[l] = select(l, m.eb);
     m.scheme = sels_[l].scheme;
     m.kinds = sels_[l].mode;
@@ -272,17 +263,8 @@ void Encoder<T>::rows_done(std::uint64_t r0, std::uint64_t r1, const RowRing& ri
 template <typename T>
 void Encoder<T>::finish_stats() {
     ErrorStats all;
-    all.full_max = h_.full_max_error, all.work_max = h_.work_max_error, all.abs_max = h_.max_abs_work;
     for (const ErrorStats& s : stats_) merge_error_stats(&all, s);
-    h_.full_max_error = all.full_max;
-    h_.work_max_error = all.work_max;
-    h_.max_abs_work = all.abs_max;
-    const double fs = all.full_sq, ws = all.work_sq;
-    // Means over the values that PSNR is measured on (masked ones excluded).
-    const double counted = static_cast<double>(g_.count - h_.masked_count);
-    // Saturated: squared errors of values near the top of f64 overflow.
-    h_.full_mse = counted > 0 ? std::min(fs / counted, std::numeric_limits<double>::max()) : 0;
-    h_.work_mse = counted > 0 ? std::min(ws / counted, std::numeric_limits<double>::max()) : 0;
+    finish_error_stats(&h_, all);
 }
 
 template <typename T>
@@ -314,28 +296,11 @@ BaseData Encoder<T>::make_base() const {
 
 template <typename T>
 Errc Encoder<T>::run(std::vector<std::uint8_t>* archive) {
-    h_.type = sizeof(T) == 8 ? mans::prism::FloatType::f64 : mans::prism::FloatType::f32;
-    h_.grid = g_;
-    h_.mode = cfg_.mode;
-    h_.coding = static_cast<Coding>(cfg_.planes);
-    h_.requested_bound = cfg_.error_bound;
-    h_.levels = g_.count ? level_count(g_) : 0;
-
-    build_mask();
-    const double range = h_.value_max - h_.value_min;
-    h_.abs_bound = cfg_.mode == ErrorMode::relative ? cfg_.error_bound * range : cfg_.error_bound;
-    if (!std::isfinite(h_.abs_bound)) return Errc::invalid_argument;
-    // Half an ulp of T at the largest magnitude: the most that rounding a
-    // reconstruction to T can add.
-    int exponent = 0;
-    std::frexp(std::max(std::fabs(h_.value_min), std::fabs(h_.value_max)), &exponent);
-    cast_slack_ = std::max(std::ldexp(1.0, exponent - (sizeof(T) == 4 ? 25 : 54)),
-                           sizeof(T) == 4 ? 0x1p-150 : 0x1p-1074);  // subnormal spacing
-
+    start_header(&h_, g_, cfg_);
+    MANS_RETURN_IF_ERROR(build_mask());
     outliers_.assign(static_cast<std::size_t>((g_.count + 7) / 8), 0);
     stats_.assign(static_cast<std::size_t>((g_.count + kErrorStatPoints - 1) / kErrorStatPoints), ErrorStats{});
     sels_.resize(h_.levels);
-    h_.level.resize(h_.levels);
     MANS_RETURN_IF_ERROR(Sweep<Encoder>(g_, h_.levels, threads_, *this).run());
     finish_stats();
     for (std::uint8_t v : outliers_) h_.outlier_count += static_cast<unsigned>(__builtin_popcount(v));
@@ -343,22 +308,7 @@ Errc Encoder<T>::run(std::vector<std::uint8_t>* archive) {
     const std::vector<std::uint8_t> base = encode_base(make_base(), sizeof(T));
     std::vector<std::uint8_t>().swap(mask_);
     std::vector<std::uint8_t>().swap(outliers_);
-    h_.base_bytes = base.size();
-    h_.base_checksum = checksum32(base.data(), base.size());
-    std::vector<std::uint8_t> out = write_header(&h_);
-    out.reserve(static_cast<std::size_t>(h_.total_bytes));
-    out.insert(out.end(), base.begin(), base.end());
-    for (auto& s : seg_bytes_) {
-        out.insert(out.end(), s.begin(), s.end());
-        std::vector<std::uint8_t>().swap(s);
-    }
-    if (out.size() != h_.total_bytes) return Errc::internal;
-    // Never hand out an archive that a reader would refuse.
-    Header check;
-    if (parse_header(out.data(), static_cast<std::size_t>(h_.header_bytes), out.size(), &check) != Errc::ok)
-        return Errc::internal;
-    archive->swap(out);
-    return Errc::ok;
+    return write_archive(&h_, base, &seg_bytes_, archive);
 }
 
 Errc validate(std::size_t bytes, const mans::prism::CompressConfig& cfg) {
