@@ -68,7 +68,7 @@ void code_batch(const std::vector<std::int32_t>& q, std::uint32_t chunk_codes, d
     const dp::ChunkCodingLayout l = dp::chunk_coding_layout(count, max_len, count * dp::kMaxChunkForms);
     out->temp.assign(l.total, 0xA5);
     out->chunks.resize(count);
-    std::memset(static_cast<void*>(out->chunks.data()), 0xA5, count * sizeof(dp::CodedChunk));
+    if (count) std::memset(static_cast<void*>(out->chunks.data()), 0xA5, count * sizeof(dp::CodedChunk));
     dp::ChunkCoding cc = dp::bind_chunk_coding(l, out->temp.data(), c, codes.data(), len.data(), out->chunks.data());
     *cc.failed = 0;  // the caller's part (a memset on a GPU)
     std::uint64_t area[d::kTeamSharedWords];

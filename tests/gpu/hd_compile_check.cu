@@ -13,6 +13,8 @@
 
 #include "warp_team.hpp"  // first: it includes the runtime's headers
 
+#include "device_exec.hpp"
+
 #include "core/bitmap_hd.hpp"
 #include "core/scan_hd.hpp"
 #include "prism/chunk_coding_hd.hpp"
@@ -382,3 +384,14 @@ __global__ void prism_level_truncation(p::LevelAssembly a, double* max_err, doub
     const unsigned kept = blockIdx.x * blockDim.x + threadIdx.x;
     if (kept <= a.planes) p::level_truncation_entry(a, kept, max_err + kept, sum_sq + kept);
 }
+
+// The whole PRISM encoder over the GPU executor (prism/device_encoder.hpp
+// with device_exec.hpp): every launch of its composition, as lambdas, for
+// f32 and f64 (tests/test_prism_device_order.cpp runs the same code with a
+// host executor).
+template mans::Errc p::device_compress<float, mans::gpu::DeviceExec>(mans::gpu::DeviceExec&, const float*,
+                                                                      const mans::prism::CompressConfig&,
+                                                                      std::vector<std::uint8_t>*, p::DeviceRanges);
+template mans::Errc p::device_compress<double, mans::gpu::DeviceExec>(mans::gpu::DeviceExec&, const double*,
+                                                                       const mans::prism::CompressConfig&,
+                                                                       std::vector<std::uint8_t>*, p::DeviceRanges);

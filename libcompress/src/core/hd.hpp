@@ -58,6 +58,24 @@ MANS_HD unsigned ctz64(std::uint64_t v) {
 #endif
 }
 
+// Atomic adds and ORs for MANS_HD code whose threads meet on a word (sums
+// of integers, bitmaps): the GPU's atomics on a device, relaxed atomics on
+// the host.
+MANS_HD void hd_atomic_add_u64(std::uint64_t* p, std::uint64_t v) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+    atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+#else
+    __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+#endif
+}
+MANS_HD void hd_atomic_or_u32(std::uint32_t* p, std::uint32_t v) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+    atomicOr(reinterpret_cast<unsigned*>(p), static_cast<unsigned>(v));
+#else
+    __atomic_fetch_or(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
 // Set bits of a 64-bit value.
 MANS_HD unsigned popcount64_hd(std::uint64_t v) {
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)

@@ -73,6 +73,14 @@ MANS_HD bool selection_point_costs(V data, const std::uint8_t* mask_bits, const 
     return true;
 }
 
+// The stencil kind of the point at coordinates c (of the full grid) in a
+// level of kind mode `mode`; bits: the per-block kinds (per_block only).
+MANS_HD Kind level_point_kind(KindMode mode, const std::uint8_t* bits, const BlockGrid& blocks,
+                              const std::uint64_t* c) {
+    if (mode != KindMode::per_block) return mode == KindMode::all_cubic ? Kind::cubic : Kind::linear;
+    return block_kind(bits, blocks, c);
+}
+
 struct SelectionChoice {
     Scheme scheme;
     KindMode mode;

@@ -1,0 +1,97 @@
+// device_exec.hpp - prism/device_encoder.hpp's executor on a GPU: device
+// memory from the runtime, synchronous copies, a launch of one thread per
+// item (threads) or one warp per item (teams, with the warp's TeamScratch
+// in shared memory), on the default stream. The first runtime error is
+// kept and ends every later launch; status() reports it.
+//
+// Built by tests/gpu/hd_compile_check.cu (nvcc with --extended-lambda,
+// hipcc), which instantiates device_compress with it. No module entry
+// uses it yet: the rANS candidates need the module's chunk encode kernels
+// (rans_candidates answers backend_unavailable here), and the module ABI
+// has no PRISM entry.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "warp_team.hpp"  // first: it includes the runtime's headers
+
+#include "prism/device_encoder.hpp"
+
+namespace mans::gpu {
+
+inline constexpr unsigned kExecThreads = 256;  // threads per block of a thread launch
+inline constexpr unsigned kExecWarps = 4;      // warps per block of a team launch
+inline constexpr std::uint64_t kExecMaxBlocks = 65535;  // grid-stride beyond
+
+template <typename F>
+__global__ void exec_threads(std::uint64_t n, F fn) {
+    const std::uint64_t step = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+    for (std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) fn(i);
+}
+
+template <typename F>
+__global__ void exec_teams(std::uint64_t n, F fn) {
+    __shared__ mans::detail::prism::TeamScratch scratch[kExecWarps];
+    const unsigned warp = threadIdx.x / mans::detail::kWarp;
+    const mans::detail::WarpTeam team{threadIdx.x % mans::detail::kWarp, scratch[warp].area};
+    const std::uint64_t step = static_cast<std::uint64_t>(gridDim.x) * kExecWarps;
+    // The item depends on the warp only: its lanes stay together.
+    for (std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * kExecWarps + warp; i < n; i += step)
+        fn(team, &scratch[warp], i);
+}
+
+class DeviceExec {
+public:
+    using Team = mans::detail::WarpTeam;
+
+    DeviceExec() = default;
+    DeviceExec(const DeviceExec&) = delete;
+    DeviceExec& operator=(const DeviceExec&) = delete;
+    ~DeviceExec() {
+        for (void* p : blocks_) (void)free(p);  // nothing to do about a failed free
+    }
+
+    template <typename U>
+    U* alloc(std::uint64_t n) {
+        void* p = nullptr;
+        if (err_ == kSuccess) err_ = malloc(&p, static_cast<std::size_t>(n * sizeof(U)) + 1);
+        if (p) blocks_.push_back(p);
+        return static_cast<U*>(p);
+    }
+    void to_host(void* dst, const void* src, std::size_t bytes) {
+        if (err_ == kSuccess && bytes) err_ = memcpy(dst, src, bytes, kDeviceToHost);
+    }
+    void to_device(void* dst, const void* src, std::size_t bytes) {
+        if (err_ == kSuccess && bytes) err_ = memcpy(dst, src, bytes, kHostToDevice);
+    }
+    template <typename F>
+    void threads(std::uint64_t n, F fn) {
+        if (err_ != kSuccess || n == 0) return;
+        const std::uint64_t blocks = (n + kExecThreads - 1) / kExecThreads;
+        exec_threads<<<static_cast<unsigned>(blocks < kExecMaxBlocks ? blocks : kExecMaxBlocks), kExecThreads>>>(n, fn);
+        err_ = last_error();
+    }
+    template <typename F>
+    void teams(std::uint64_t n, F fn) {
+        if (err_ != kSuccess || n == 0) return;
+        const std::uint64_t blocks = (n + kExecWarps - 1) / kExecWarps;
+        exec_teams<<<static_cast<unsigned>(blocks < kExecMaxBlocks ? blocks : kExecMaxBlocks),
+                     kExecWarps * mans::detail::kWarp>>>(n, fn);
+        err_ = last_error();
+    }
+    // The module's chunk encode kernels belong here (mapping/chunk_batch.hpp
+    // with rans_block_elems and a large enough out_capacity).
+    Errc rans_candidates(const mans::detail::prism::StreamBatch&, mans_backend_chunk_batch*) {
+        return Errc::backend_unavailable;
+    }
+    // ok, or the first runtime error (out_of_memory for a failed allocation).
+    Errc status() const { return err_ == kSuccess ? Errc::ok : Errc::out_of_memory; }
+
+private:
+    Error err_ = kSuccess;
+    std::vector<void*> blocks_;
+};
+
+}  // namespace mans::gpu
