@@ -83,12 +83,13 @@ void code_batch(const std::vector<std::int32_t>& q, std::uint32_t chunk_codes, d
     for (std::uint64_t ch = count; ch-- > 0;) cc.form_first[ch] = d::scan_item_offset(forms_of, tile, cc.tile_sums, ch);
     cc.form_first[count] = forms;
     out->forms = forms;
-    if (exact_forms) {  // the chunk part stays where it is; the form part shrinks
+    if (exact_forms) {  // the chunk part stays; a form part of its own, for these forms
         const dp::ChunkCodingLayout e = dp::chunk_coding_layout(count, max_len, forms);
-        REQUIRE(e.failed == l.failed);
-        REQUIRE(e.total <= l.total);
-        out->temp.resize(e.total);
-        cc = dp::bind_chunk_coding(e, out->temp.data(), c, codes.data(), len.data(), out->chunks.data());
+        REQUIRE(e.chunk_bytes == l.chunk_bytes);
+        REQUIRE(e.form_bytes <= l.form_bytes);
+        out->form_temp.assign(e.form_bytes + 1, 0xA5);
+        cc = dp::bind_chunk_coding(e, out->temp.data(), out->form_temp.data(), c, codes.data(), len.data(),
+                                   out->chunks.data());
     }
     REQUIRE(dp::set_form_count(&cc, forms));
     REQUIRE_FALSE(dp::set_form_count(&cc, cc.max_forms + 1));

@@ -70,7 +70,7 @@ private:
 // what its CodedChunks point to.
 struct CodedBatch {
     std::vector<mans::detail::prism::CodedChunk> chunks;
-    std::vector<std::uint8_t> temp;
+    std::vector<std::uint8_t> temp, form_temp;  // form_temp: the form part, when exact_forms
     std::unique_ptr<RansCandidates> rans;
     std::uint64_t forms = 0;
 };
@@ -79,8 +79,8 @@ struct CodedBatch {
 // teams of `play` over the chunks in reverse, the forms' scan in tiles of
 // `tile` chunks, the lossless stage by stream_batch_hd.hpp's steps with
 // RansCandidates; workspace and outputs start as garbage. exact_forms:
-// the form part of the workspace is sized to the scan's total (the chunk
-// part kept), else to the worst case.
+// the form part is a buffer of its own, sized to the scan's total, else
+// the one buffer holds the worst case.
 void code_batch(const std::vector<std::int32_t>& q, std::uint32_t chunk_codes, mans::detail::prism::Coding c,
                 TeamPlay play, std::uint64_t tile, bool exact_forms, CodedBatch* out);
 

@@ -43,6 +43,7 @@ namespace {
 // encoder's steps (RansCandidates).
 struct HostExec {
     using Team = d::LoopTeam;
+    using Transpose = dp::LoopTranspose;
     unsigned team_size = 32;
     bool reverse = true;
     std::vector<std::unique_ptr<std::uint8_t[]>> arena;

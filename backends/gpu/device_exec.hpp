@@ -25,6 +25,24 @@ inline constexpr unsigned kExecThreads = 256;  // threads per block of a thread 
 inline constexpr unsigned kExecWarps = 4;      // warps per block of a team launch
 inline constexpr std::uint64_t kExecMaxBlocks = 65535;  // grid-stride beyond
 
+// A warp's transpose of a chunk's words into planes: one ballot per plane
+// and 32 (or 64) codes (transpose_planes_by_ballot, the loop form's planes;
+// the loop form's accumulators cost a 256-byte stack frame per lane).
+// Host + device because the executor's lambdas are; the host side is never
+// run (it plays the loop form).
+struct BallotTranspose {
+    __host__ __device__ void operator()(const mans::detail::WarpTeam& team, const std::uint32_t* words,
+                                        std::uint64_t len, unsigned planes, mans::detail::prism::Coding c,
+                                        std::uint64_t* bits) const {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+        mans::detail::prism::transpose_planes_by_ballot(
+            team, [](bool v) { return static_cast<std::uint64_t>(mans_gpu_ballot(v)); }, words, len, planes, c, bits);
+#else
+        mans::detail::prism::transpose_planes(team, words, len, planes, c, bits);
+#endif
+    }
+};
+
 template <typename F>
 __global__ void exec_threads(std::uint64_t n, F fn) {
     const std::uint64_t step = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
@@ -45,6 +63,7 @@ __global__ void exec_teams(std::uint64_t n, F fn) {
 class DeviceExec {
 public:
     using Team = mans::detail::WarpTeam;
+    using Transpose = BallotTranspose;
 
     DeviceExec() = default;
     DeviceExec(const DeviceExec&) = delete;

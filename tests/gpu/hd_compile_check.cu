@@ -102,21 +102,13 @@ __global__ void prism_chunk_form_first(p::ChunkCoding cc, std::uint64_t tile) {
                                                            tile, cc.tile_sums, ch);
 }
 
-struct BallotTranspose {
-    __device__ void operator()(const mans::detail::WarpTeam& team, const std::uint32_t* words, std::uint64_t len,
-                               unsigned planes, p::Coding c, std::uint64_t* bits) const {
-        p::transpose_planes_by_ballot(team, [](bool v) { return static_cast<std::uint64_t>(mans_gpu_ballot(v)); },
-                                      words, len, planes, c, bits);
-    }
-};
-
 __global__ void prism_split_chunk_planes(p::ChunkCoding cc) {
     __shared__ std::uint64_t area[kChunkWarps][mans::detail::kTeamSharedWords];
     __shared__ p::PlaneSplitScratch scratch[kChunkWarps];
     const unsigned warp = threadIdx.x / mans::detail::kWarp;
     const std::uint64_t ch = static_cast<std::uint64_t>(blockIdx.x) * kChunkWarps + warp;
     if (ch < cc.count)
-        p::split_chunk_planes(chunk_warp(area), cc, ch, &scratch[warp], p::LoopBitGather{}, BallotTranspose{});
+        p::split_chunk_planes(chunk_warp(area), cc, ch, &scratch[warp], p::LoopBitGather{}, mans::gpu::BallotTranspose{});
 }
 
 __global__ void prism_chunk_segments(p::ChunkCoding cc) {

@@ -30,7 +30,7 @@
 //
 // The workspace (chunk_coding_layout) is sized for a number of forms:
 // count * kMaxChunkForms never runs short; a caller that reads the scan's
-// total back first can size the form part to it.
+// total back can allocate the form part for it alone (two-part binding).
 #pragma once
 
 #include <cstddef>
@@ -61,9 +61,13 @@ MANS_HD std::size_t plane_segment_capacity(std::uint64_t len) {
     return 2 + kPlaneStreams * (kMaxVarintBytes + 1) + static_cast<std::size_t>(len / 8);
 }
 
-// Where each array of a batch's workspace starts (bytes from its start,
-// 16-byte aligned), for `chunks` chunks of at most max_len codes and at
-// most max_forms forms.
+// Where each array of a batch's workspace starts (16-byte aligned), for
+// `chunks` chunks of at most max_len codes and at most max_forms forms.
+// The workspace has two parts: the chunk part (words to `failed`, offsets
+// from its start, chunk_bytes long), which does not depend on max_forms,
+// and the form part (has_bits on, offsets from its start, form_bytes
+// long). They may be one buffer (the form part at chunk_bytes) or two,
+// the form part allocated once step 2 has counted the forms.
 struct ChunkCodingLayout {
     std::uint64_t chunks = 0, max_len = 0, max_forms = 0;
     std::uint64_t nw = 0;      // plane words of the longest chunk
@@ -74,7 +78,7 @@ struct ChunkCodingLayout {
     // The stream batch's arrays (five entries per form).
     std::size_t src = 0, bytes = 0, work = 0, all_zero = 0, rze_bytes = 0, rans_in = 0, method = 0, payload = 0,
                 size = 0;
-    std::size_t total = 0;
+    std::size_t chunk_bytes = 0, form_bytes = 0, total = 0;  // total: both parts in one buffer
 };
 
 MANS_HD ChunkCodingLayout chunk_coding_layout(std::uint64_t chunks, std::uint64_t max_len, std::uint64_t max_forms) {
@@ -101,6 +105,8 @@ MANS_HD ChunkCodingLayout chunk_coding_layout(std::uint64_t chunks, std::uint64_
     l.form_first = reserve((chunks + 1) * 8);
     l.tile_sums = reserve((chunks + 1) * 8);
     l.failed = reserve(4);
+    l.chunk_bytes = at;
+    at = 0;  // the form part
     l.has_bits = reserve(max_forms);
     l.streams = reserve(streams * l.stride * 4);
     l.segments = reserve(max_forms * l.segment_capacity);
@@ -113,7 +119,8 @@ MANS_HD ChunkCodingLayout chunk_coding_layout(std::uint64_t chunks, std::uint64_
     l.method = reserve(streams * sizeof(Method));
     l.payload = reserve(streams * sizeof(const std::uint8_t*));
     l.size = reserve(streams * sizeof(std::size_t));
-    l.total = at;
+    l.form_bytes = at;
+    l.total = l.chunk_bytes + l.form_bytes;
     return l;
 }
 
@@ -145,8 +152,13 @@ struct ChunkCoding {
     StreamBatch batch;  // five streams per form; count from set_form_count
 };
 
-inline ChunkCoding bind_chunk_coding(const ChunkCodingLayout& l, std::uint8_t* temp, Coding c,
-                                     const std::int32_t* const* codes, const std::uint64_t* len, CodedChunk* out) {
+// The arrays of a workspace of two parts: chunk_temp (chunk_bytes) and
+// form_temp (form_bytes).
+inline ChunkCoding bind_chunk_coding(const ChunkCodingLayout& l, std::uint8_t* chunk_temp, std::uint8_t* form_temp,
+                                     Coding c, const std::int32_t* const* codes, const std::uint64_t* len,
+                                     CodedChunk* out) {
+    std::uint8_t* const temp = chunk_temp;
+    std::uint8_t* const form = form_temp;
     ChunkCoding cc{};
     cc.coding = c;
     cc.count = l.chunks;
@@ -166,26 +178,32 @@ inline ChunkCoding bind_chunk_coding(const ChunkCodingLayout& l, std::uint8_t* t
     cc.form_first = reinterpret_cast<std::uint64_t*>(temp + l.form_first);
     cc.tile_sums = reinterpret_cast<std::uint64_t*>(temp + l.tile_sums);
     cc.failed = reinterpret_cast<std::uint32_t*>(temp + l.failed);
-    cc.has_bits = temp + l.has_bits;
-    cc.streams = reinterpret_cast<std::uint32_t*>(temp + l.streams);
-    cc.segments = temp + l.segments;
-    cc.stream_src = reinterpret_cast<const std::uint8_t**>(temp + l.src);
-    cc.stream_bytes = reinterpret_cast<std::size_t*>(temp + l.bytes);
+    cc.has_bits = form + l.has_bits;
+    cc.streams = reinterpret_cast<std::uint32_t*>(form + l.streams);
+    cc.segments = form + l.segments;
+    cc.stream_src = reinterpret_cast<const std::uint8_t**>(form + l.src);
+    cc.stream_bytes = reinterpret_cast<std::size_t*>(form + l.bytes);
     StreamBatch& b = cc.batch;
     b.count = 0;
     b.width = 1;         // as encode_plane_chunks codes a stream: bytes,
     b.try_rans = true;   // rANS allowed
     b.src = cc.stream_src;
     b.bytes = cc.stream_bytes;
-    b.work = temp + l.work;
+    b.work = form + l.work;
     b.work_stride = l.work_stride;
-    b.all_zero = temp + l.all_zero;
-    b.rze_bytes = reinterpret_cast<std::size_t*>(temp + l.rze_bytes);
-    b.rans_in = reinterpret_cast<std::size_t*>(temp + l.rans_in);
-    b.method = reinterpret_cast<Method*>(temp + l.method);
-    b.payload = reinterpret_cast<const std::uint8_t**>(temp + l.payload);
-    b.size = reinterpret_cast<std::size_t*>(temp + l.size);
+    b.all_zero = form + l.all_zero;
+    b.rze_bytes = reinterpret_cast<std::size_t*>(form + l.rze_bytes);
+    b.rans_in = reinterpret_cast<std::size_t*>(form + l.rans_in);
+    b.method = reinterpret_cast<Method*>(form + l.method);
+    b.payload = reinterpret_cast<const std::uint8_t**>(form + l.payload);
+    b.size = reinterpret_cast<std::size_t*>(form + l.size);
     return cc;
+}
+
+// Both parts in one buffer of l.total bytes.
+inline ChunkCoding bind_chunk_coding(const ChunkCodingLayout& l, std::uint8_t* temp, Coding c,
+                                     const std::int32_t* const* codes, const std::uint64_t* len, CodedChunk* out) {
+    return bind_chunk_coding(l, temp, temp + l.chunk_bytes, c, codes, len, out);
 }
 
 // Step 2's values: the forms of chunk ch (after step 1).

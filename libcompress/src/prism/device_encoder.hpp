@@ -9,6 +9,9 @@
 //
 // An Exec provides (device memory on a GPU):
 //   using Team                              the team type of teams()
+//   using Transpose                         how a team transposes a chunk's
+//                                           words (LoopTranspose, or a
+//                                           warp's ballots)
 //   template <typename U> U* alloc(std::uint64_t n)
 //                                           n elements, contents undefined,
 //                                           freed with the executor
@@ -31,7 +34,8 @@
 //
 // Memory on the device: the values, a work array of n doubles (the full
 // grid: no half grid, no ring), the codes of one level, the mask and the
-// outlier bitmaps, and one level's chunk-coding workspace. What comes back
+// outlier bitmaps, and one level's chunk-coding workspace, its form part
+// sized to the forms there are. What comes back
 // to the host is small (partial sums, the choice's sums, counts and lists)
 // except the level bytes and the base's values.
 #pragma once
@@ -263,9 +267,10 @@ Errc device_code_level(Exec& ex, const std::int32_t* codes, Header* h, unsigned 
     if (count) ex.to_device(ptrs, ptr_host.data(), count * sizeof(void*)), ex.to_device(lens, len_host.data(), count * 8);
     CodedChunk* chunks = ex.template alloc<CodedChunk>(count + 1);
     const std::uint64_t max_len = std::min(chunk, n);
-    const ChunkCodingLayout lay = chunk_coding_layout(count, max_len, count * kMaxChunkForms);
-    std::uint8_t* temp = ex.template alloc<std::uint8_t>(lay.total);
-    ChunkCoding cc = bind_chunk_coding(lay, temp, coding, ptrs, lens, chunks);
+    // The chunk part now; the form part once the forms are counted.
+    ChunkCodingLayout lay = chunk_coding_layout(count, max_len, 0);
+    std::uint8_t* temp = ex.template alloc<std::uint8_t>(lay.chunk_bytes);
+    ChunkCoding cc = bind_chunk_coding(lay, temp, ex.template alloc<std::uint8_t>(1), coding, ptrs, lens, chunks);
     const std::uint32_t zero = 0;
     ex.to_device(cc.failed, &zero, 4);
     // 1. words, plane counts, statistics; 2. the forms' scan (on the host).
@@ -277,10 +282,12 @@ Errc device_code_level(Exec& ex, const std::int32_t* codes, Header* h, unsigned 
     std::vector<std::uint64_t> first(static_cast<std::size_t>(count + 1), 0);
     for (std::uint64_t ch = 0; ch < count; ++ch) first[ch + 1] = first[ch] + chunk_plane_forms(host[ch].planes, coding);
     ex.to_device(cc.form_first, first.data(), (count + 1) * 8);
+    lay = chunk_coding_layout(count, max_len, first[count]);
+    cc = bind_chunk_coding(lay, temp, ex.template alloc<std::uint8_t>(lay.form_bytes), coding, ptrs, lens, chunks);
     if (!set_form_count(&cc, first[count])) return Errc::internal;
     // 3. the planes' streams; 4. the lossless stage; 5. the segments.
     ex.teams(count, [=] MANS_HD_LAMBDA(const typename Exec::Team& t, TeamScratch* s, std::uint64_t ch) {
-        split_chunk_planes(t, cc, ch, &s->split);
+        split_chunk_planes(t, cc, ch, &s->split, LoopBitGather{}, typename Exec::Transpose{});
     });
     const StreamBatch batch = cc.batch;
     ex.teams(batch.count, [=] MANS_HD_LAMBDA(const typename Exec::Team& t, TeamScratch* s, std::uint64_t i) {
