@@ -24,6 +24,7 @@
 #include "mans/prism.hpp"
 #include "prism/archive.hpp"
 #include "prism/base.hpp"
+#include "prism/encode_plan.hpp"
 #include "prism/error_stats_hd.hpp"
 #include "prism/mask_hd.hpp"
 #include "prism/point_math.hpp"
@@ -170,19 +171,13 @@ void check_mask(const Replay<T>& rp, const std::vector<double>& caller_fills, st
         for (std::uint64_t t = tiles; t-- > 0;) part[static_cast<std::size_t>(t)] = fn(t * tile, std::min(n, (t + 1) * tile));
         return mans_test::tree_merge(part);
     };
-    std::vector<T> fills;
-    for (double f : caller_fills) fills.push_back(static_cast<T>(f));
-    const dp::ValueRange finite =
-        each_tile([&](std::uint64_t a, std::uint64_t b) { return dp::finite_range(x.data(), a, b); });
-    for (double cand : {finite.lo, finite.hi}) {
-        if (!dp::fill_candidate(cand)) continue;
-        const dp::FillEvidence e =
-            each_tile([&](std::uint64_t a, std::uint64_t b) { return dp::fill_evidence(x.data(), a, b, cand); });
-        const T c = static_cast<T>(cand);
-        if (dp::accept_fill(cand, e) &&
-            std::none_of(fills.begin(), fills.end(), [&](T f) { return dp::same_value_bits(f, c); }))
-            fills.push_back(c);
-    }
+    mans::prism::CompressConfig cfg;  // what the fill choice reads of it
+    cfg.fill_values = caller_fills;
+    const std::vector<T> fills = dp::choose_fill_values<T>(
+        cfg, n, [&] { return each_tile([&](std::uint64_t a, std::uint64_t b) { return dp::finite_range(x.data(), a, b); }); },
+        [&](double cand) {
+            return each_tile([&](std::uint64_t a, std::uint64_t b) { return dp::fill_evidence(x.data(), a, b, cand); });
+        });
     REQUIRE(fills.size() == h.fill_values.size());
     for (std::size_t k = 0; k < fills.size(); ++k) CHECK(dp::same_value_bits(fills[k], static_cast<T>(h.fill_values[k])));
     std::vector<std::uint8_t> mask(static_cast<std::size_t>((n + 7) / 8), 0xA5);

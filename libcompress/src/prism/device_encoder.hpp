@@ -47,6 +47,7 @@
 
 #include "backend_module.hpp"
 #include "core/bitmap_hd.hpp"
+#include "core/scan_hd.hpp"
 #include "core/status.hpp"
 #include "core/team.hpp"
 #include "prism/archive.hpp"
@@ -112,12 +113,7 @@ std::uint64_t* list_bitmap(Exec& ex, const std::uint8_t* bits, std::uint64_t byt
     });
     std::vector<std::uint64_t> host(static_cast<std::size_t>(ranges));
     if (ranges) ex.to_host(host.data(), at, ranges * 8);
-    std::uint64_t total = 0;
-    for (std::uint64_t& v : host) {
-        const std::uint64_t c = v;
-        v = total;
-        total += c;
-    }
+    const std::uint64_t total = scan_tile_bases(host.data(), ranges);  // counts to offsets
     if (ranges) ex.to_device(at, host.data(), ranges * 8);
     std::uint64_t* index = ex.template alloc<std::uint64_t>(total + 1);
     ex.threads(ranges, [=] MANS_HD_LAMBDA(std::uint64_t r) {
@@ -147,28 +143,24 @@ MaskPartial device_mask(Exec& ex, const T* x, std::uint64_t n, const mans::prism
                         std::uint64_t range, std::vector<T>* fills, std::uint8_t** mask) {
     namespace dd = device_encoder_detail;
     const std::uint64_t ranges = (n + range - 1) / range;
-    fills->clear();
-    for (double f : cfg.fill_values) fills->push_back(static_cast<T>(f));
-    if (cfg.detect_fill && n) {
-        ValueRange* finite = ex.template alloc<ValueRange>(ranges);
-        ex.threads(ranges, [=] MANS_HD_LAMBDA(std::uint64_t r) {
-            const std::uint64_t first = r * range;
-            finite[r] = finite_range(x, first, first + range < n ? first + range : n);
-        });
-        const ValueRange finite_all = dd::merge_on_host(ex, finite, ranges);
-        FillEvidence* evidence = ex.template alloc<FillEvidence>(ranges);
-        for (double cand : {finite_all.lo, finite_all.hi}) {
-            if (!fill_candidate(cand)) continue;
+    ValueRange* finite = ex.template alloc<ValueRange>(ranges + 1);
+    FillEvidence* evidence = ex.template alloc<FillEvidence>(ranges + 1);
+    *fills = choose_fill_values<T>(
+        cfg, n,
+        [&] {
+            ex.threads(ranges, [=] MANS_HD_LAMBDA(std::uint64_t r) {
+                const std::uint64_t first = r * range;
+                finite[r] = finite_range(x, first, first + range < n ? first + range : n);
+            });
+            return dd::merge_on_host(ex, finite, ranges);
+        },
+        [&](double cand) {
             ex.threads(ranges, [=] MANS_HD_LAMBDA(std::uint64_t r) {
                 const std::uint64_t first = r * range;
                 evidence[r] = fill_evidence(x, first, first + range < n ? first + range : n, cand);
             });
-            const T c = static_cast<T>(cand);
-            if (accept_fill(cand, dd::merge_on_host(ex, evidence, ranges)) &&
-                std::none_of(fills->begin(), fills->end(), [&](T f) { return same_value_bits(f, c); }))
-                fills->push_back(c);
-        }
-    }
+            return dd::merge_on_host(ex, evidence, ranges);
+        });
     T* fill_dev = ex.template alloc<T>(fills->size() + 1);
     if (!fills->empty()) ex.to_device(fill_dev, fills->data(), fills->size() * sizeof(T));
     const unsigned nfill = static_cast<unsigned>(fills->size());

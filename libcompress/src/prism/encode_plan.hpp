@@ -21,6 +21,28 @@ namespace mans::detail::prism {
 // mode, coding, requested bound, level count.
 void start_header(Header* h, const Grid& g, const mans::prism::CompressConfig& cfg);
 
+// The fill values in use: the caller's as T, then, when cfg.detect_fill
+// and there are values, each extreme of the finite range (finite(), a
+// ValueRange) that fill_candidate admits and accept_fill accepts on the
+// evidence that evidence(cand) gathers, unless it is one already (bit for
+// bit). The backends differ only in how they reduce the two.
+template <typename T, typename Finite, typename Evidence>
+std::vector<T> choose_fill_values(const mans::prism::CompressConfig& cfg, std::uint64_t n, Finite&& finite,
+                                  Evidence&& evidence) {
+    std::vector<T> fills;
+    for (double f : cfg.fill_values) fills.push_back(static_cast<T>(f));
+    if (!cfg.detect_fill || n == 0) return fills;
+    const ValueRange range = finite();
+    for (double cand : {range.lo, range.hi}) {
+        if (!fill_candidate(cand) || !accept_fill(cand, evidence(cand))) continue;
+        const T c = static_cast<T>(cand);
+        bool known = false;
+        for (T f : fills) known = known || same_value_bits(f, c);
+        if (!known) fills.push_back(c);
+    }
+    return fills;
+}
+
 // The mask's results (masked count, the range of the values left, the fill
 // values in use) into the header, then the absolute bound; returns the
 // cast slack (half an ulp of the element type at the largest magnitude:

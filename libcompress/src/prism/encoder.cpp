@@ -57,29 +57,6 @@ Partial reduce_ranges(std::uint64_t n, int threads, F&& fn) {
     return all;
 }
 
-// Fill values given by the caller plus, when asked, up to two detected
-// ones (the extreme finite values, when fill_candidate and accept_fill).
-template <typename T>
-std::vector<T> choose_fill_values(const std::uint8_t* src, std::uint64_t n, const mans::prism::CompressConfig& cfg,
-                                  int threads) {
-    std::vector<T> fills;
-    for (double f : cfg.fill_values) fills.push_back(static_cast<T>(f));
-    if (!cfg.detect_fill || n == 0) return fills;
-    const UnalignedValues<T> x{src};
-    const ValueRange finite = reduce_ranges<ValueRange>(
-        n, threads, [&](std::uint64_t first, std::uint64_t last) { return finite_range(x, first, last); });
-    for (double cand : {finite.lo, finite.hi}) {
-        if (!fill_candidate(cand)) continue;
-        const FillEvidence e = reduce_ranges<FillEvidence>(
-            n, threads, [&](std::uint64_t first, std::uint64_t last) { return fill_evidence(x, first, last, cand); });
-        if (accept_fill(cand, e)) {
-            const T c = static_cast<T>(cand);
-            if (std::none_of(fills.begin(), fills.end(), [&](T f) { return same_value_bits(f, c); })) fills.push_back(c);
-        }
-    }
-    return fills;
-}
-
 struct Selection {
     Scheme scheme = Scheme::seq_forward;
     KindMode mode = KindMode::all_cubic;
@@ -147,10 +124,21 @@ private:
 template <typename T>
 Errc Encoder<T>::build_mask() {
     const std::uint64_t n = g_.count;
-    fills_ = choose_fill_values<T>(src_, n, cfg_, std::max(1, threads_));
-    mask_.assign(static_cast<std::size_t>((n + 7) / 8), 0);
     const UnalignedValues<T> x{src_};
-    const MaskPartial m = reduce_ranges<MaskPartial>(n, std::max(1, threads_), [&](std::uint64_t first, std::uint64_t last) {
+    const int threads = std::max(1, threads_);
+    fills_ = choose_fill_values<T>(
+        cfg_, n,
+        [&] {
+            return reduce_ranges<ValueRange>(
+                n, threads, [&](std::uint64_t first, std::uint64_t last) { return finite_range(x, first, last); });
+        },
+        [&](double cand) {
+            return reduce_ranges<FillEvidence>(n, threads, [&](std::uint64_t first, std::uint64_t last) {
+                return fill_evidence(x, first, last, cand);
+            });
+        });
+    mask_.assign(static_cast<std::size_t>((n + 7) / 8), 0);
+    const MaskPartial m = reduce_ranges<MaskPartial>(n, threads, [&](std::uint64_t first, std::uint64_t last) {
         return mask_range<T>(x, n, fills_.data(), static_cast<unsigned>(fills_.size()), first / 8, (last + 7) / 8,
                              mask_.data());
     });
