@@ -214,7 +214,7 @@ int run_prism_compress(const CompressOptions& o) {
                                        " is compressed lossily (PRISM) and needs an error bound: "
                                        "--error-bound E [--rel], or SZ-style -M ABS -A E / -M REL -R E");
     if (!o.block_size.empty()) throw CliError(kExitUsage, "--block-size applies to lossless (integer) compression only");
-    require_backend(o.backend, mans::Operation::prism_compress);  // exit 2 with the reason
+    cfg.backend = require_backend(o.backend, mans::Operation::prism_compress);  // exit 2 with the reason
     cfg.error_bound = parse_bound(o.error_bound, "--error-bound");
     cfg.mode = o.rel ? prism::ErrorMode::relative : prism::ErrorMode::absolute;
     cfg.planes = parse_planes(o.planes);

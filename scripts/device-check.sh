@@ -37,7 +37,11 @@
 #      compress and decompress (raw bytes / wall time, file I/O included;
 #      the --stats line has the library's own MB/s).
 #      The big files live in a scratch folder removed at exit. Without a
-#      device only the CPU half runs.
+#      device only the CPU half runs;
+#   6. PRISM: a smooth 512^3 f32 field (DEVICE_CHECK_PRISM_N; 0 skips)
+#      compressed with --backend cpu and --backend cuda (cmp: the same
+#      bytes), --stats and wall times of each, decompressed once. The
+#      PRISM cross-backend suite itself is part of step 4 ([dispatch]).
 #
 # Budget: DEVICE_CHECK_BUDGET seconds for all of it (default 540, so that
 # the summary is written inside run's 600 s); a step gets at most its own
@@ -66,7 +70,8 @@
 # DEVICE_CHECK_CUDA_ARCHS (default: the GPU's compute capability, else
 # the project's 80;90); DEVICE_CHECK_DATA_DIR (real fields for the tests,
 # e.g. a carried copy of ../shared/data; relative to the repository);
-# DEVICE_CHECK_BIG_ELEMS (0 skips the big round trip); DEVICE_CHECK_WORK
+# DEVICE_CHECK_BIG_ELEMS (0 skips the big round trip); DEVICE_CHECK_PRISM_N
+# (edge of the PRISM field, 0 skips); DEVICE_CHECK_WORK
 # (where the scratch folder is made; default $TMPDIR, else /tmp);
 # DEVICE_CHECK_MODULE_DIR (another module folder: a rehearsal without a
 # GPU names the host stand-in's, <build>/tests/fixtures/coder);
@@ -86,6 +91,7 @@ jobs="${JOBS:-$(nproc 2>/dev/null || echo 2)}"
 budget="${DEVICE_CHECK_BUDGET:-540}"
 scale="${DEVICE_CHECK_LIMIT_SCALE:-1}"
 big_elems="${DEVICE_CHECK_BIG_ELEMS:-590000001}"
+prism_n="${DEVICE_CHECK_PRISM_N:-512}"
 t_start=$(date +%s)
 deadline=$((t_start + budget))
 mkdir -p "$out" "${DEVICE_CHECK_WORK:-${TMPDIR:-/tmp}}"
@@ -426,6 +432,78 @@ EOF
     fi
   fi
   rm -f "$big" "$big.mans"
+fi
+
+# ---------------------------------------------------------------- 6. PRISM on the GPU
+# A smooth f32 field of N^3 (N = DEVICE_CHECK_PRISM_N, default 512: 512 MiB)
+# from a generator built here: compressed with --backend cpu and
+# --backend cuda (the same bytes, cmp), --stats lines and wall times of
+# both, then decompressed (CPU) once as a check that the archive reads.
+if [ "$prism_n" -gt 0 ]; then
+  cxx="$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")"
+  cat >"$work/genf.cpp" <<'GEN'
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+int main(int argc, char** argv) {
+    if (argc != 3) return 1;
+    const long n = std::strtol(argv[1], nullptr, 10);
+    std::FILE* f = std::fopen(argv[2], "wb");
+    if (!f || n <= 0) return 2;
+    std::vector<float> row(static_cast<std::size_t>(n));
+    unsigned s = 12345;
+    for (long z = 0; z < n; ++z)
+        for (long y = 0; y < n; ++y) {
+            for (long x = 0; x < n; ++x) {
+                s = s * 1664525u + 1013904223u;
+                row[x] = static_cast<float>(std::sin(x / 40.0) * std::cos(y / 55.0) +
+                                            0.5 * std::sin(z / 30.0 + x / 90.0) + 1e-4 * (s >> 16) / 65536.0);
+            }
+            if (std::fwrite(row.data(), 4, row.size(), f) != row.size()) return 3;
+        }
+    return std::fclose(f) == 0 ? 0 : 3;
+}
+GEN
+  field="$work/field.f32"
+  dims="${prism_n}x${prism_n}x${prism_n}"
+  echo "== PRISM: generator" >>"$cli_log"
+  step 120 "$cli_log" "${cxx:-c++}" -O2 -std=c++17 -o "$work/genf" "$work/genf.cpp"
+  [ "$rc" -eq 0 ] && step 120 "$cli_log" "$work/genf" "$prism_n" "$field"
+  if [ "$rc" -ne 0 ]; then
+    verdict "PRISM: generate a $dims f32 field" cli.log
+  else
+    raw_bytes=$(stat -c %s "$field")
+    say "PRISM: a smooth $dims f32 field, $raw_bytes bytes, --error-bound 1e-3 --rel"
+    for b in cpu cuda; do
+      if [ "$b" = cuda ] && [ "$device" -ne 1 ]; then
+        say "  PRISM compress --backend cuda: skipped (no usable device)"
+        continue
+      fi
+      echo "== PRISM: compress --backend $b" >>"$cli_log"
+      : >"$work/stats.err"
+      step 300 "$work/stats.err" "$mans" compress -i "$field" -o "$field.$b.prism" -t f32 --dims "$dims" \
+        --error-bound 1e-3 --rel --backend "$b" --stats
+      cat "$work/stats.err" >>"$cli_log"
+      if [ "$rc" -ne 0 ]; then
+        verdict "PRISM compress --backend $b" cli.log
+        continue
+      fi
+      say "  PRISM compress --backend $b: ${secs} s wall, $(awk -v a="$raw_bytes" -v t="$secs" 'BEGIN { printf "%.2f", a / t / 1e9 }') GB/s (file I/O included), $(stat -c %s "$field.$b.prism") bytes"
+      grep -m1 -v '^$' "$work/stats.err" | sed 's/^/device-check:   stats: /' | tee -a "$summary"
+    done
+    if [ -f "$field.cuda.prism" ] && [ -f "$field.cpu.prism" ]; then
+      step 120 "$cli_log" cmp "$field.cpu.prism" "$field.cuda.prism"
+      verdict "PRISM compress --backend cuda wrote the CPU's archive, byte for byte" cli.log
+    fi
+    if [ -f "$field.cpu.prism" ]; then
+      echo "== PRISM: decompress" >>"$cli_log"
+      step 300 "$cli_log" "$mans" decompress -i "$field.cpu.prism" -o "$field.back" --stats
+      verdict "PRISM decompress (cpu)" cli.log
+      [ "$rc" -eq 0 ] && say "  PRISM decompress (cpu): ${secs} s wall"
+    fi
+  fi
+  rm -f "$field" "$field.cpu.prism" "$field.cuda.prism" "$field.back"
 fi
 
 if [ "$out_of_time" -eq 1 ] && [ "$status" -eq 0 ]; then status=3; fi

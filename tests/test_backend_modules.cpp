@@ -133,13 +133,14 @@ TEST_CASE("a capability flag without its function counts as not implemented", "[
     CHECK(module_unusable_reason(m, BackendOp::mans_compress) == "cuda: Fixture GPU: no MANS compress kernel yet");
 }
 
-TEST_CASE("a module that codes is usable for MANS only, and PRISM is not dispatched", "[backend]") {
+TEST_CASE("a module that codes is usable for MANS and PRISM compression, not PRISM decompression", "[backend]") {
     auto m = load_backend_module("cuda", {fixture("coder")});
     REQUIRE(m.module != nullptr);
     probe_module(m);
     CHECK(m.usable_for(BackendOp::mans_compress));
     CHECK(m.usable_for(BackendOp::mans_decompress));
-    CHECK_FALSE(m.usable_for(BackendOp::prism_compress));
+    CHECK(m.usable_for(BackendOp::prism_compress));
+    CHECK_FALSE(m.usable_for(BackendOp::prism_decompress));
     CHECK(module_unusable_reason(m, BackendOp::mans_decompress).empty());
     CHECK(module_unusable_reason(m, BackendOp::prism_decompress) ==
           "cuda: Fixture GPU coder: no PRISM decompress kernel yet");
@@ -174,7 +175,7 @@ TEST_CASE("the first module found is used, even when a later one would be better
 // module implements run there (scripts/device-check.sh), PRISM never does.
 bool gpu_runs(mans::Backend g, mans::Operation op) { return mans::backend_status(g, op) == mans::Errc::ok; }
 
-TEST_CASE("forced GPU backends run or say why not; PRISM stays on the CPU", "[backend][api]") {
+TEST_CASE("forced GPU backends run or say why not; PRISM decompression stays on the CPU", "[backend][api]") {
     using mans::Backend;
     using mans::Operation;
     for (Backend g : {Backend::cuda, Backend::hip}) {
@@ -184,7 +185,7 @@ TEST_CASE("forced GPU backends run or say why not; PRISM stays on the CPU", "[ba
             const std::string line = mans::backend_report(g, op);
             INFO(line);
             CHECK(line.find('\n') == std::string::npos);
-            if (op == Operation::prism_compress || op == Operation::prism_decompress)
+            if (op == Operation::prism_decompress)
                 CHECK(mans::backend_status(g, op) == mans::Errc::backend_unavailable);
             if (gpu_runs(g, op)) {
                 CHECK(starts_with(line, name + " ("));
@@ -201,10 +202,12 @@ TEST_CASE("forced GPU backends run or say why not; PRISM stays on the CPU", "[ba
     const std::string cpu = mans::backend_description(Backend::cpu, false);
     CHECK(mans::backend_status(Backend::automatic, Operation::compress) == mans::Errc::ok);
     CHECK(std::string(mans::backend_report(Backend::cpu, Operation::compress)) == cpu);
-    const std::string line = mans::backend_report(Backend::automatic, Operation::prism_compress);
+    const std::string line = mans::backend_report(Backend::automatic, Operation::prism_decompress);
     INFO(line);
     CHECK(starts_with(line, cpu + "; cuda: "));
     CHECK(contains(line, "; hip: "));
+    if (!gpu_runs(Backend::cuda, Operation::prism_compress) && !gpu_runs(Backend::hip, Operation::prism_compress))
+        CHECK(starts_with(mans::backend_report(Backend::automatic, Operation::prism_compress), cpu + "; cuda: "));
     if (!gpu_runs(Backend::cuda, Operation::compress) && !gpu_runs(Backend::hip, Operation::compress))
         CHECK(starts_with(mans::backend_report(Backend::automatic, Operation::compress), cpu + "; cuda: "));
     // Stable pointers: the same line each time.
@@ -229,7 +232,9 @@ TEST_CASE("C API: forced GPU backends and the report", "[backend][api]") {
     CHECK(mans_cctx_set_param(c, MANS_PARAM_BACKEND, MANS_BACKEND_AUTO) == MANS_OK);
     mans_cctx_free(c);
     mans_dctx_free(d);
-    CHECK(std::string(mans_backend_report(MANS_BACKEND_CUDA, MANS_OP_PRISM_COMPRESS, 0)).rfind("cuda: ", 0) == 0);
+    CHECK(std::string(mans_backend_report(MANS_BACKEND_CUDA, MANS_OP_PRISM_DECOMPRESS, 0)).rfind("cuda: ", 0) == 0);
+    if (!gpu_runs(Backend::cuda, Operation::prism_compress))
+        CHECK(std::string(mans_backend_report(MANS_BACKEND_CUDA, MANS_OP_PRISM_COMPRESS, 0)).rfind("cuda: ", 0) == 0);
     CHECK(std::string(mans_backend_report(MANS_BACKEND_AUTO, static_cast<mans_operation>(99), 0)) ==
           "invalid operation");
     CHECK(std::string(mans_backend_report(static_cast<mans_backend>(77), MANS_OP_COMPRESS, 0)) ==

@@ -1,5 +1,5 @@
-// test_gpu_dispatch.cpp - MANS compression and decompression dispatched to
-// a backend module: the cross-backend suite.
+// test_gpu_dispatch.cpp - MANS compression and decompression, and PRISM
+// compression, dispatched to a backend module: the cross-backend suite.
 //
 // Hidden tags: these tests need a module that codes. ctest runs them as
 // `backend_dispatch` with MANS_BACKEND_PATH set to the host stand-in module
@@ -12,11 +12,16 @@
 
 #include <dlfcn.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "mans/mans.hpp"
+#include "mans/prism.hpp"
+#include "prism_hd_steps.hpp"  // special_field
 #include "test_support.hpp"
 
 using mans::Backend;
@@ -72,7 +77,7 @@ Errc decode_both(const Bytes& stream, std::size_t raw_cap, Bytes* out) {
 
 }  // namespace
 
-TEST_CASE("a module that codes is chosen for MANS, not for PRISM", "[.][dispatch]") {
+TEST_CASE("a module that codes is chosen for MANS and PRISM compression, not PRISM decompression", "[.][dispatch]") {
     INFO(mans::backend_report(module_backend(), Operation::decompress));
     for (Operation op : {Operation::compress, Operation::decompress}) {
         REQUIRE(mans::backend_status(module_backend(), op) == Errc::ok);
@@ -81,8 +86,9 @@ TEST_CASE("a module that codes is chosen for MANS, not for PRISM", "[.][dispatch
         CHECK(starts_with(mans::backend_report(Backend::automatic, op), "cuda ("));
     }
     const std::string cpu = mans::backend_description(Backend::cpu, false);
-    CHECK(starts_with(mans::backend_report(Backend::automatic, Operation::prism_compress), cpu + "; cuda: "));
-    CHECK(mans::backend_status(module_backend(), Operation::prism_compress) == Errc::backend_unavailable);
+    CHECK(mans::backend_status(module_backend(), Operation::prism_compress) == Errc::ok);
+    CHECK(starts_with(mans::backend_report(Backend::automatic, Operation::prism_compress), "cuda ("));
+    CHECK(starts_with(mans::backend_report(Backend::automatic, Operation::prism_decompress), cpu + "; cuda: "));
     CHECK(mans::backend_status(module_backend(), Operation::prism_decompress) == Errc::backend_unavailable);
     mans_cctx* c = mans_cctx_create();
     mans_dctx* d = mans_dctx_create();
@@ -253,4 +259,155 @@ TEST_CASE("a module that codes wrongly fails its self-test and is never used", "
     CHECK(mans_test::compress(raw, compress_on(Backend::automatic, mans::DType::u16), &e) == cpu);
     CHECK(mans_test::decompress(cpu, raw.size(), on(Backend::automatic), &e) == raw);
     CHECK(e == Errc::ok);
+}
+
+// ---------------------------------------------------------------- PRISM
+
+namespace {
+
+struct PrismField {
+    std::string what;
+    Bytes raw;
+    mans::prism::CompressConfig cfg;
+};
+
+PrismField prism_field(std::string what, Bytes raw, mans::prism::FloatType t, unsigned rank,
+                       std::initializer_list<std::uint64_t> dims, double rel) {
+    PrismField f{std::move(what), std::move(raw), {}};
+    f.cfg.type = t;
+    f.cfg.rank = rank;
+    unsigned a = 0;
+    for (std::uint64_t d : dims) f.cfg.dims[a++] = d;
+    f.cfg.mode = mans::prism::ErrorMode::relative;
+    f.cfg.error_bound = rel;
+    return f;
+}
+
+// A smooth f32 field of 64 x 256 x 256 (16 MiB): automatic's threshold.
+PrismField big_prism_field() {
+    const std::uint64_t n = 64ull * 256 * 256;
+    Bytes raw(n * 4);
+    for (std::uint64_t i = 0; i < n; ++i) {
+        const float v = std::sin(0.001f * static_cast<float>(i % 65536)) + 0.01f * static_cast<float>(i / 65536);
+        std::memcpy(raw.data() + i * 4, &v, 4);
+    }
+    return prism_field("smooth f32 64x256x256", std::move(raw), mans::prism::FloatType::f32, 3, {64, 256, 256}, 1e-3);
+}
+
+Bytes prism_on(const PrismField& f, Backend b, Errc* e) {
+    mans::prism::CompressConfig cfg = f.cfg;
+    cfg.backend = b;
+    Bytes archive;
+    *e = mans::prism::compress(f.raw.data(), f.raw.size(), cfg, &archive);
+    return archive;
+}
+
+}  // namespace
+
+TEST_CASE("module PRISM archives are the CPU's: real fields, specials, both codings, f32 and f64", "[.][dispatch]") {
+    REQUIRE(mans::backend_status(module_backend(), Operation::prism_compress) == Errc::ok);
+    std::vector<PrismField> fields;
+    const std::uint64_t d3[] = {7, 19, 23}, d4[] = {3, 5, 6, 7}, d1[] = {1};
+    fields.push_back(prism_field("f32 7x19x23 with NaN, Inf, fills, spikes", mans_test::special_field<float>(d3, 3, 80),
+                                 mans::prism::FloatType::f32, 3, {7, 19, 23}, 1e-4));
+    fields.back().cfg.fill_values = {-999.0};
+    fields.push_back(prism_field("f64 3x5x6x7 with NaN, Inf, spikes", mans_test::special_field<double>(d4, 4, 80),
+                                 mans::prism::FloatType::f64, 4, {3, 5, 6, 7}, 1e-6));
+    fields.push_back(prism_field("f32 of one value", mans_test::special_field<float>(d1, 1, 0),
+                                 mans::prism::FloatType::f32, 1, {1}, 1e-2));
+    const struct {
+        const char* file;
+        mans::prism::FloatType type;
+        unsigned rank;
+        std::initializer_list<std::uint64_t> dims;
+        double rel;
+    } files[] = {
+        {"levitus_temp_20x180x360.f32", mans::prism::FloatType::f32, 3, {20, 180, 360}, 1e-5},  // 44 % fill
+        {"stageiv_precip_23x118x87.f32", mans::prism::FloatType::f32, 3, {23, 118, 87}, 1e-2},
+        {"cosmo_hsurf_438x450.f32", mans::prism::FloatType::f32, 2, {438, 450}, 1e-3},
+        {"sdo_aia171_128x128.f64", mans::prism::FloatType::f64, 2, {128, 128}, 1e-6},
+    };
+    for (const auto& f : files) {
+        const std::string path = mans_test::find_data_file(f.file);
+        if (path.empty()) {
+            WARN("skipped: " << f.file << " not found");
+            continue;
+        }
+        fields.push_back(prism_field(f.file, mans_test::read_file(path), f.type, f.rank, f.dims, f.rel));
+    }
+    CHECK(fields.size() >= 7);
+    for (const PrismField& f : fields)
+        for (auto coding : {mans::prism::PlaneCoding::negabinary, mans::prism::PlaneCoding::sign_magnitude}) {
+            PrismField g = f;
+            g.cfg.planes = coding;
+            INFO(f.what << ", coding " << static_cast<int>(coding));
+            Errc gpu_e = Errc::ok, cpu_e = Errc::ok;
+            const Bytes gpu = prism_on(g, module_backend(), &gpu_e);
+            const Bytes cpu = prism_on(g, Backend::cpu, &cpu_e);
+            REQUIRE(cpu_e == Errc::ok);
+            REQUIRE(gpu_e == Errc::ok);
+            CHECK(gpu.size() == cpu.size());
+            CHECK(gpu == cpu);
+        }
+    // Arguments are checked before any module sees them.
+    PrismField bad = fields[0];
+    bad.cfg.error_bound = -1;
+    Errc e = Errc::ok;
+    prism_on(bad, module_backend(), &e);
+    CHECK(e == Errc::invalid_argument);
+    bad = fields[0];
+    bad.raw.pop_back();
+    prism_on(bad, module_backend(), &e);
+    CHECK(e == Errc::size_not_multiple);
+}
+
+TEST_CASE("automatic runs PRISM fields of 16 MiB or more on the module, smaller ones on the CPU", "[.][dispatch]") {
+    const std::uint64_t d3[] = {20, 30, 40};
+    const PrismField small = prism_field("f32 20x30x40", mans_test::special_field<float>(d3, 3, 50),
+                                         mans::prism::FloatType::f32, 3, {20, 30, 40}, 1e-3);
+    const PrismField big = big_prism_field();
+    Errc e = Errc::ok;
+    const long long before = stand_in_batches();
+    const Bytes s_small = prism_on(small, Backend::automatic, &e);
+    REQUIRE(e == Errc::ok);
+    const long long after_small = stand_in_batches();
+    const Bytes s_big = prism_on(big, Backend::automatic, &e);
+    REQUIRE(e == Errc::ok);
+    const long long after_big = stand_in_batches();
+    CHECK(s_small == prism_on(small, Backend::cpu, &e));
+    CHECK(s_big == prism_on(big, Backend::cpu, &e));
+    if (before < 0) {
+        WARN("not the stand-in module: where automatic ran is not observable here");
+    } else {
+        CHECK(after_small == before);     // small: the CPU
+        CHECK(after_big == before + 1);   // big: the module
+    }
+}
+
+TEST_CASE("a module failing PRISM at run time: forced fails cleanly, automatic falls back to the CPU",
+          "[.][dispatch_fails]") {
+    REQUIRE(mans::backend_status(module_backend(), Operation::prism_compress) == Errc::ok);
+    const PrismField big = big_prism_field();
+    Errc e = Errc::ok;
+    const Bytes cpu = prism_on(big, Backend::cpu, &e);
+    REQUIRE(e == Errc::ok);
+    const Bytes forced = prism_on(big, module_backend(), &e);
+    CHECK(e == Errc::backend_unavailable);
+    CHECK(prism_on(big, Backend::automatic, &e) == cpu);
+    CHECK(e == Errc::ok);
+}
+
+TEST_CASE("a module that compresses PRISM wrongly fails its self-test and is never used", "[.][dispatch_wrong]") {
+    const std::string why = mans::backend_report(module_backend(), Operation::prism_compress);
+    INFO(why);
+    CHECK(mans::backend_status(module_backend(), Operation::prism_compress) == Errc::backend_unavailable);
+    CHECK(why.find("self-test failed: PRISM compress of self-test field 1") != std::string::npos);
+    const PrismField big = big_prism_field();
+    Errc e = Errc::ok;
+    const Bytes cpu = prism_on(big, Backend::cpu, &e);
+    REQUIRE(e == Errc::ok);
+    CHECK(prism_on(big, Backend::automatic, &e) == cpu);
+    CHECK(e == Errc::ok);
+    prism_on(big, module_backend(), &e);
+    CHECK(e == Errc::backend_unavailable);
 }

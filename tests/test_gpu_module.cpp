@@ -81,7 +81,7 @@ ModuleState* device_module(const char* name, ModuleState& m) {
 
 }  // namespace
 
-TEST_CASE("a built CUDA module loads on any machine and claims MANS coding and the device API only", "[gpu]") {
+TEST_CASE("a built CUDA module loads on any machine and claims MANS coding, the device API and PRISM compression", "[gpu]") {
     const std::string path = std::string(MANS_GPU_MODULE_DIR) + "/" + module_file_name("cuda");
     if (!exists(path)) {
         WARN("cuda: module not built: skipped");
@@ -92,20 +92,22 @@ TEST_CASE("a built CUDA module loads on any machine and claims MANS coding and t
     ModuleState m = load_backend_module("cuda", {MANS_GPU_MODULE_DIR});
     INFO(m.load_error);
     REQUIRE(m.module != nullptr);
-    CHECK((m.module->caps & 0xffffu) ==
-          (MANS_BACKEND_CAP_MANS_COMPRESS | MANS_BACKEND_CAP_MANS_DECOMPRESS | MANS_BACKEND_CAP_DEVICE_CHUNKS));
+    CHECK((m.module->caps & 0xffffu) == (MANS_BACKEND_CAP_MANS_COMPRESS | MANS_BACKEND_CAP_MANS_DECOMPRESS |
+                                         MANS_BACKEND_CAP_DEVICE_CHUNKS | MANS_BACKEND_CAP_PRISM_COMPRESS));
     CHECK(m.module->struct_size == sizeof(mans_backend_module));
     CHECK(m.module->chunk_encode != nullptr);
     CHECK(m.module->chunk_decode != nullptr);
     CHECK(m.has_op(BackendOp::mans_decompress));
     CHECK(m.has_op(BackendOp::mans_compress));
-    CHECK_FALSE(m.has_op(BackendOp::prism_compress));
+    CHECK(m.has_op(BackendOp::prism_compress));
+    CHECK(m.module->prism_compress != nullptr);
+    CHECK_FALSE(m.has_op(BackendOp::prism_decompress));
     CHECK((m.module->caps & MANS_BACKEND_CAP_RANS_DECODE_TEST) != 0);
     probe_module(m);
     INFO("probe: " << m.devices << " device(s), " << m.device);
     CHECK(!m.device.empty());
-    // PRISM is never a module's, device or not.
-    CHECK(!module_unusable_reason(m, BackendOp::prism_compress).empty());
+    // PRISM decompression is never a module's, device or not.
+    CHECK(!module_unusable_reason(m, BackendOp::prism_decompress).empty());
 }
 
 // Built with MANS_HIP_COMPRESS it also compresses; by default it decompresses only.
@@ -115,8 +117,8 @@ TEST_CASE("the HIP module decompresses, also through the device-memory API; comp
     const bool compresses = (m.module->caps & MANS_BACKEND_CAP_MANS_COMPRESS) != 0;
     INFO("compression built: " << compresses);
     if (compresses) {
-        CHECK((m.module->caps & 0xffffu) ==
-              (MANS_BACKEND_CAP_MANS_COMPRESS | MANS_BACKEND_CAP_MANS_DECOMPRESS | MANS_BACKEND_CAP_DEVICE_CHUNKS));
+        CHECK((m.module->caps & 0xffffu) == (MANS_BACKEND_CAP_MANS_COMPRESS | MANS_BACKEND_CAP_MANS_DECOMPRESS |
+                                             MANS_BACKEND_CAP_DEVICE_CHUNKS | MANS_BACKEND_CAP_PRISM_COMPRESS));
     } else {
         CHECK((m.module->caps & 0xffffu) ==
               (MANS_BACKEND_CAP_MANS_DECOMPRESS | MANS_BACKEND_CAP_DEVICE_CHUNK_DECODE));
@@ -128,6 +130,7 @@ TEST_CASE("the HIP module decompresses, also through the device-memory API; comp
     CHECK(module_has_device_chunks(m.module) == compresses);
     CHECK(m.has_op(BackendOp::mans_decompress));
     CHECK(m.has_op(BackendOp::mans_compress) == compresses);
+    CHECK(m.has_op(BackendOp::prism_compress) == compresses);
 }
 
 TEST_CASE("GPU warp rANS decoder equals the CPU decoder", "[gpu]") {

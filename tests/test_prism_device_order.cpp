@@ -10,7 +10,8 @@
 //     scheme and kinds        selection_hd.hpp, sampled tiles, atomic sums
 //     prediction, codes       every pass on the full grid, a launch per box
 //     bitplane chunks         chunk_coding_hd.hpp + stream_batch_hd.hpp +
-//                             the device chunk encoder (RansCandidates)
+//                             the device chunk encoder (bind_rans_candidates
+//                             and mapping/chunk_batch.hpp's steps)
 //     the level's bytes       level_assembly_hd.hpp
 //   error statistics          error_stats_hd.hpp, blocks merged on the host
 //   base lists                core/bitmap_hd.hpp, counted ranges + scan
@@ -24,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "backend_fixture/host_exec.hpp"
 #include "core/team.hpp"
 #include "mans/prism.hpp"
 #include "prism/device_encoder.hpp"
@@ -36,53 +38,7 @@ using mans::Errc;
 
 namespace {
 
-// device_encoder.hpp's Exec on the host: memory from an arena, filled
-// with garbage; launches run their items last to first; a team is a
-// LoopTeam of team_size ranks (reversed when asked) with shared scratch
-// full of garbage; the rANS candidates come from the device chunk
-// encoder's steps (RansCandidates).
-struct HostExec {
-    using Team = d::LoopTeam;
-    using Transpose = dp::LoopTranspose;
-    unsigned team_size = 32;
-    bool reverse = true;
-    std::vector<std::unique_ptr<std::uint8_t[]>> arena;
-    std::unique_ptr<mans_test::RansCandidates> rans;
-    std::uint64_t launches = 0;
-
-    template <typename U>
-    U* alloc(std::uint64_t n) {
-        const std::size_t bytes = static_cast<std::size_t>(n * sizeof(U)) + 1;
-        arena.push_back(std::make_unique<std::uint8_t[]>(bytes));
-        std::memset(arena.back().get(), 0xA5, bytes);
-        return reinterpret_cast<U*>(arena.back().get());
-    }
-    void to_host(void* dst, const void* src, std::size_t bytes) {
-        if (bytes) std::memcpy(dst, src, bytes);
-    }
-    void to_device(void* dst, const void* src, std::size_t bytes) {
-        if (bytes) std::memcpy(dst, src, bytes);
-    }
-    template <typename F>
-    void threads(std::uint64_t n, F fn) {
-        ++launches;
-        for (std::uint64_t i = n; i-- > 0;) fn(i);
-    }
-    template <typename F>
-    void teams(std::uint64_t n, F fn) {
-        ++launches;
-        dp::TeamScratch s;
-        for (std::uint64_t i = n; i-- > 0;) {
-            std::memset(&s, 0xA5, sizeof s);
-            fn(Team{team_size, s.area, reverse}, &s, i);
-        }
-    }
-    Errc rans_candidates(const dp::StreamBatch& b, mans_backend_chunk_batch* out) {
-        rans = std::make_unique<mans_test::RansCandidates>(b);
-        *out = rans->batch();
-        return Errc::ok;
-    }
-};
+using HostExec = mans_fixture::HostExec;
 
 struct Case {
     std::string what;

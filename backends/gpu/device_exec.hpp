@@ -4,11 +4,11 @@
 // in shared memory), on the default stream. The first runtime error is
 // kept and ends every later launch; status() reports it.
 //
-// Built by tests/gpu/hd_compile_check.cu (nvcc with --extended-lambda,
-// hipcc), which instantiates device_compress with it. No module entry
-// uses it yet: the rANS candidates need the module's chunk encode kernels
-// (rans_candidates answers backend_unavailable here), and the module ABI
-// has no PRISM entry.
+// The module's prism_compress (gpu_module.cu) runs device_compress with
+// it, handing it the module's chunk encoder for the rANS candidates;
+// tests/gpu/hd_compile_check.cu instantiates it without one (nvcc with
+// --extended-lambda, hipcc), when rans_candidates answers
+// backend_unavailable.
 #pragma once
 
 #include <cstddef>
@@ -65,7 +65,8 @@ public:
     using Team = mans::detail::WarpTeam;
     using Transpose = BallotTranspose;
 
-    DeviceExec() = default;
+    // encode: the module's chunk_encode (mans_backend_chunks_fn), or null.
+    explicit DeviceExec(mans_backend_chunks_fn encode = nullptr) : encode_(encode) {}
     DeviceExec(const DeviceExec&) = delete;
     DeviceExec& operator=(const DeviceExec&) = delete;
     ~DeviceExec() {
@@ -100,16 +101,40 @@ public:
                      kExecWarps * mans::detail::kWarp>>>(n, fn);
         err_ = last_error();
     }
-    // The module's chunk encode kernels belong here (mapping/chunk_batch.hpp
-    // with rans_block_elems and a large enough out_capacity).
-    Errc rans_candidates(const mans::detail::prism::StreamBatch&, mans_backend_chunk_batch*) {
-        return Errc::backend_unavailable;
+    // The candidates coded by the module's chunk encoder on the default
+    // stream (so ordered with the launches around it).
+    Errc rans_candidates(const mans::detail::prism::StreamBatch& b, mans_backend_chunk_batch* a) {
+        if (!encode_) return Errc::backend_unavailable;
+        MANS_RETURN_IF_ERROR(mans::detail::prism::bind_rans_candidates(*this, b, kRansWave, a));
+        if (err_ != kSuccess) return status();
+        if (a->chunks == 0) return Errc::ok;
+        mans_backend_probe_result r{};
+        if (encode_(a, &r) < 0) {
+            encoder_failed_ = true;
+            return Errc::backend_unavailable;
+        }
+        return Errc::ok;
     }
-    // ok, or the first runtime error (out_of_memory for a failed allocation).
-    Errc status() const { return err_ == kSuccess ? Errc::ok : Errc::out_of_memory; }
+    // ok, or the first runtime error: out_of_memory for a failed
+    // allocation, backend_unavailable for any other.
+    Errc status() const {
+        if (encoder_failed_) return Errc::backend_unavailable;
+        if (err_ == kSuccess) return Errc::ok;
+        return err_ == kErrorMemoryAllocation ? Errc::out_of_memory : Errc::backend_unavailable;
+    }
+    // Waits for the launches; the first error of any.
+    Errc finish() {
+        if (err_ == kSuccess) err_ = device_sync();
+        return status();
+    }
 
 private:
+    // Blocks of the chunk encoder in flight: each holds a scratch slice of
+    // a few hundred KiB (encode_slice_layout), so this bounds the temp.
+    static constexpr std::uint64_t kRansWave = 2048;
+    mans_backend_chunks_fn encode_ = nullptr;
     Error err_ = kSuccess;
+    bool encoder_failed_ = false;
     std::vector<void*> blocks_;
 };
 

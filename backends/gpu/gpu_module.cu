@@ -9,9 +9,12 @@
 //   computes and checks the checksums. A block is decoded by one warp (a
 //   team, core/team.hpp: rANS lane j is warp lane j, the copies and element
 //   loops are split) and encoded by one thread;
+// - PRISM compression (prism_compress): prism/device_encoder.hpp's steps
+//   over DeviceExec (device_exec.hpp), the rANS candidates by chunk_encode;
+//   the core encodes the base and writes the archive (prism/device_job.hpp);
 // - a development self-test (rans_decode_lanes: one warp decodes one rANS
 //   token stream with the MANS_HD lane step the CPU decoder runs).
-// PRISM stays on the CPU.
+// PRISM decompression stays on the CPU.
 #include <cstdio>
 #include <cstring>
 
@@ -22,6 +25,12 @@
 #include "entropy/rans.hpp"
 #include "mapping/block_batch.hpp"
 #include "mapping/chunk_batch.hpp"
+#if MANS_GPU_ENCODE
+#include <new>
+
+#include "device_exec.hpp"
+#include "prism/device_job.hpp"
+#endif
 
 #ifndef MANS_GPU_NAME
 #error "MANS_GPU_NAME (\"cuda\" or \"hip\") must be defined by the build"
@@ -567,6 +576,36 @@ int chunk_encode(const mans_backend_chunk_batch* a, mans_backend_probe_result* e
     return e == mans::gpu::kSuccess ? 0 : chunk_fail(err, "chunk_encode", e);
 }
 
+// PRISM compression of one field (prism/device_job.hpp): the field copied
+// to the device, device_compress's steps over DeviceExec with this
+// module's chunk encoder for the rANS candidates, the parts to the core.
+template <typename T>
+int prism_compress_as(const mans_backend_prism_job& j, mans_backend_probe_result* err) {
+    mans::gpu::DeviceExec ex(chunk_encode);
+    const std::uint64_t n = j.bytes / sizeof(T);
+    T* x = ex.alloc<T>(n);
+    ex.to_device(x, j.data, static_cast<std::size_t>(n * sizeof(T)));
+    const int rc = ex.status() == mans::Errc::ok ? mans::detail::prism::run_prism_job<T>(ex, j, x) : static_cast<int>(ex.status());
+    if (rc == MANS_ERR_BACKEND_UNAVAILABLE || rc == MANS_ERR_OUT_OF_MEMORY)
+        set_text(err, "prism_compress", mans::gpu::last_error());
+    return rc;
+}
+
+int prism_compress(const mans_backend_prism_job* j, mans_backend_probe_result* err) {
+    if (!j || j->struct_size < sizeof(mans_backend_prism_job) ||
+        (j->float_type != static_cast<int>(mans::prism::FloatType::f32) &&
+         j->float_type != static_cast<int>(mans::prism::FloatType::f64)))
+        return MANS_ERR_INVALID_ARGUMENT;
+    try {
+        return j->float_type == static_cast<int>(mans::prism::FloatType::f32) ? prism_compress_as<float>(*j, err)
+                                                                              : prism_compress_as<double>(*j, err);
+    } catch (const std::bad_alloc&) {
+        return MANS_ERR_OUT_OF_MEMORY;
+    } catch (...) {
+        return MANS_ERR_INTERNAL;
+    }
+}
+
 #endif  // MANS_GPU_ENCODE
 
 mans_backend_module make_module() {
@@ -582,6 +621,8 @@ mans_backend_module make_module() {
     m.caps |= MANS_BACKEND_CAP_MANS_COMPRESS | MANS_BACKEND_CAP_DEVICE_CHUNKS;
     m.encode_blocks = encode_blocks;
     m.chunk_encode = chunk_encode;
+    m.caps |= MANS_BACKEND_CAP_PRISM_COMPRESS;
+    m.prism_compress = prism_compress;
 #else
     m.caps |= MANS_BACKEND_CAP_DEVICE_CHUNK_DECODE;
 #endif

@@ -18,6 +18,7 @@ using Stream = hipStream_t;
 using DeviceProp = hipDeviceProp_t;
 using FuncAttributes = hipFuncAttributes;
 inline constexpr Error kSuccess = hipSuccess;
+inline constexpr Error kErrorMemoryAllocation = hipErrorOutOfMemory;
 inline constexpr auto kHostToDevice = hipMemcpyHostToDevice;
 inline constexpr auto kDeviceToHost = hipMemcpyDeviceToHost;
 inline Error device_count(int* n) { return hipGetDeviceCount(n); }
@@ -74,6 +75,7 @@ using Stream = cudaStream_t;
 using DeviceProp = cudaDeviceProp;
 using FuncAttributes = cudaFuncAttributes;
 inline constexpr Error kSuccess = cudaSuccess;
+inline constexpr Error kErrorMemoryAllocation = cudaErrorMemoryAllocation;
 inline constexpr auto kHostToDevice = cudaMemcpyHostToDevice;
 inline constexpr auto kDeviceToHost = cudaMemcpyDeviceToHost;
 inline Error device_count(int* n) { return cudaGetDeviceCount(n); }

@@ -67,6 +67,7 @@ Result compress_on_module(const mans_backend_module& m, const FrameHeader& h, co
 // wrong on every input (miscompiled, or built for another device); the
 // CPU's checksums catch the rest.
 std::string run_self_test(const mans_backend_module& m, detail::BackendOp op) {
+    if (op == detail::BackendOp::prism_compress) return detail::prism::prism_self_test(m);
     for (DType t : {DType::u8, DType::u16, DType::u32, DType::u64, DType::i16, DType::i32, DType::i64}) {
         const std::size_t es = dtype_size(t), block_elems = detail::kMinBlockBytes / es;
         std::uint64_t count = 0;
@@ -317,6 +318,13 @@ std::size_t default_block_elems(std::size_t block_bytes, std::size_t esize) {
 
 namespace detail {
 
+Errc select_module(mans::Backend requested, BackendOp op, std::uint64_t raw_bytes, const mans_backend_module** gpu) {
+    Placement pl;
+    const Errc e = select_backend(requested, op, raw_bytes, &pl);
+    *gpu = pl.gpu;
+    return e;
+}
+
 const mans_backend_module* device_chunk_module(mans::Backend requested, std::string* why, bool* compresses) {
     why->clear();
     *compresses = false;
@@ -383,14 +391,7 @@ const char* backend_report(Backend b, Operation op, bool force_scalar) noexcept 
     }
 }
 
-std::size_t compress_bound(std::size_t src_bytes) noexcept {
-    // Worst case: every block stored (one mode byte each) at the smallest
-    // block size, plus header, dims, index and checksum.
-    const std::size_t blocks = src_bytes / detail::kMinBlockBytes + 1;
-    const std::size_t overhead = detail::kFixedHeaderBytes + 32 + detail::kHeaderChecksumBytes +
-                                 blocks * (detail::kIndexEntryBytes + 1);
-    return src_bytes > ~std::size_t{0} - overhead ? 0 : src_bytes + overhead;
-}
+std::size_t compress_bound(std::size_t src_bytes) noexcept { return detail::stream_bound(src_bytes); }
 
 struct CompressContext::Impl {
     std::vector<BlockScratch> scratch;               // one per worker

@@ -9,7 +9,8 @@
 // release of the project.
 //
 // ABI 2 replaced ABI 1's reserved whole-stream mans_compress and
-// mans_decompress by encode_blocks and decode_blocks. Compatibility rule: the loader accepts only abi_version ==
+// mans_decompress by encode_blocks and decode_blocks; ABI 3 gave the
+// reserved prism_compress its signature. Compatibility rule: the loader accepts only abi_version ==
 // MANS_BACKEND_ABI_VERSION. Any change to a signature or to the meaning of a
 // field bumps the version; appending a field only raises struct_size (the
 // loader reads fields beyond the module's struct_size as absent).
@@ -27,7 +28,7 @@
 extern "C" {
 #endif
 
-#define MANS_BACKEND_ABI_VERSION 2u
+#define MANS_BACKEND_ABI_VERSION 3u
 #define MANS_BACKEND_ENTRY_SYMBOL "mans_backend_module_entry"
 
 /* Capability flags: operations the module implements with output identical
@@ -142,6 +143,52 @@ typedef struct mans_backend_chunk_batch {
  * statuses[] once the stream has run. */
 typedef int (*mans_backend_chunks_fn)(const mans_backend_chunk_batch* batch, mans_backend_probe_result* err);
 
+/* PRISM compression of one field in host memory (prism_compress, ABI 3).
+ * The fields of mans::prism::CompressConfig, which the core has checked;
+ * the module runs prism/device_encoder.hpp and hands back the archive
+ * without its base (written with base_bytes 0) and the base's data, which
+ * the core encodes (its lossless stage is the core's MANS coder) and
+ * splices in. Host memory, valid during finish() only. */
+typedef struct mans_backend_prism_base {
+    uint32_t levels;
+    const uint8_t* const* kind_bits;  /* levels entries: a level's block kinds (may be empty) */
+    const uint64_t* kind_bytes;
+    const uint8_t* mask_bits;
+    uint64_t mask_bytes;
+    const uint8_t* masked_values;     /* element bytes, in point order */
+    uint64_t masked_bytes;
+    const uint64_t* outlier_index;    /* increasing */
+    uint64_t outliers;
+    const uint8_t* outlier_values;    /* element bytes */
+    uint64_t outlier_bytes;
+    const uint8_t* anchor;            /* element bytes; 0 bytes when masked or no data */
+    uint64_t anchor_bytes;
+} mans_backend_prism_base;
+
+typedef struct mans_backend_prism_job {
+    uint32_t struct_size;   /* sizeof(mans_backend_prism_job) of the core; a module refuses a smaller one */
+    int float_type;         /* mans::prism::FloatType: 8 f32, 9 f64 */
+    uint32_t rank;
+    uint64_t dims[4];
+    int error_mode;         /* mans::prism::ErrorMode */
+    double error_bound;
+    int plane_coding;       /* mans::prism::PlaneCoding */
+    const double* fill_values;
+    uint64_t fill_count;
+    int detect_fill;
+    double level_alpha, level_beta;
+    const void* data;       /* the field, host memory */
+    uint64_t bytes;
+    void* ctx;              /* the core's, for finish */
+    /* Returns a mans_status, which prism_compress returns. */
+    int (*finish)(void* ctx, const uint8_t* archive_without_base, uint64_t bytes, const mans_backend_prism_base* base);
+} mans_backend_prism_job;
+
+/* Returns MANS_OK or finish's status, another mans_status from the
+ * encoder, or MANS_ERR_BACKEND_UNAVAILABLE on a runtime error (text in
+ * *err, may be null). */
+typedef int (*mans_backend_prism_compress_fn)(const mans_backend_prism_job* job, mans_backend_probe_result* err);
+
 typedef struct mans_backend_module {
     uint32_t abi_version;   /* MANS_BACKEND_ABI_VERSION the module was built with */
     uint32_t struct_size;   /* sizeof(mans_backend_module) in the module's build */
@@ -154,7 +201,7 @@ typedef struct mans_backend_module {
 
     mans_backend_encode_blocks_fn encode_blocks;   /* null unless CAP_MANS_COMPRESS */
     mans_backend_decode_blocks_fn decode_blocks;   /* null unless CAP_MANS_DECOMPRESS */
-    void* prism_compress;    /* reserved: PRISM signatures come with the kernels */
+    mans_backend_prism_compress_fn prism_compress;  /* null unless CAP_PRISM_COMPRESS */
     void* prism_decompress;  /* reserved */
 
     /* Decodes one token stream on device 0 with one warp (CAP_RANS_DECODE_TEST);

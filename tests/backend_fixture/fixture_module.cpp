@@ -12,7 +12,9 @@
 // "run time" like a GPU out of memory; FIXTURE_CODER_WRONG codes, then
 // damages one byte of every block, like a miscompiled kernel;
 // FIXTURE_CODER_DECODE_ONLY is FIXTURE_CODER without compression, as the
-// HIP module is today (decode_blocks and chunk_decode only).
+// HIP module is today (decode_blocks and chunk_decode only). The coders
+// also compress PRISM fields as the GPU module does (host_exec.hpp): the
+// wrong one damages a byte, the failing one fails fields over 64 KiB.
 #ifdef FIXTURE_CODER_DECODE_ONLY
 #define FIXTURE_CODER 1
 #define FIXTURE_NO_COMPRESS 1
@@ -25,6 +27,14 @@
 #if defined(FIXTURE_CODER) || defined(FIXTURE_CODER_FAILS) || defined(FIXTURE_CODER_WRONG)
 #include "mapping/block_batch.hpp"
 #include "mapping/chunk_batch.hpp"
+#endif
+#if (defined(FIXTURE_CODER) && !defined(FIXTURE_NO_COMPRESS)) || defined(FIXTURE_CODER_FAILS) || \
+    defined(FIXTURE_CODER_WRONG)
+#define FIXTURE_PRISM 1
+#include <new>
+
+#include "host_exec.hpp"
+#include "prism/device_job.hpp"
 #endif
 
 namespace {
@@ -168,6 +178,58 @@ int encode_blocks(const mans_backend_encode_batch* batch, mans_backend_probe_res
 }
 #endif
 
+#ifdef FIXTURE_PRISM
+#ifdef FIXTURE_CODER_WRONG
+// Damages the last byte of the levels' data before the core sees it.
+struct WrongFinish {
+    const mans_backend_prism_job* job;
+};
+int wrong_finish(void* ctx, const std::uint8_t* p, std::uint64_t n, const mans_backend_prism_base* base) {
+    const auto* w = static_cast<const WrongFinish*>(ctx);
+    std::vector<std::uint8_t> bad(p, p + n);
+    if (!bad.empty()) bad.back() ^= 0x10;
+    return w->job->finish(w->job->ctx, bad.data(), bad.size(), base);
+}
+#endif
+// PRISM compression as the GPU module runs it (prism/device_job.hpp's
+// run_prism_job), with the host executor (host_exec.hpp).
+template <typename T>
+int prism_compress_as(const mans_backend_prism_job& j) {
+    mans_fixture::HostExec ex;
+    const std::uint64_t n = j.bytes / sizeof(T);
+    T* x = ex.alloc<T>(n);
+    ex.to_device(x, j.data, static_cast<std::size_t>(j.bytes));
+    return mans::detail::prism::run_prism_job<T>(ex, j, x);
+}
+int prism_compress(const mans_backend_prism_job* job, mans_backend_probe_result* err) {
+    if (!job || job->struct_size < sizeof(mans_backend_prism_job)) return MANS_ERR_INVALID_ARGUMENT;
+#ifdef FIXTURE_CODER_FAILS
+    // Fields over 64 KiB fail, like a GPU out of memory; the self-test's
+    // are coded, so the module is taken and then fails.
+    if (job->bytes > 65536) {
+        if (err) std::snprintf(err->text, sizeof err->text, "fixture: out of device memory");
+        return MANS_ERR_BACKEND_UNAVAILABLE;
+    }
+#else
+    (void)err;
+    ++mans_fixture_batches;
+#endif
+    mans_backend_prism_job j = *job;
+#ifdef FIXTURE_CODER_WRONG
+    WrongFinish w{job};
+    j.ctx = &w;
+    j.finish = wrong_finish;
+#endif
+    try {
+        return j.float_type == 8 ? prism_compress_as<float>(j) : prism_compress_as<double>(j);
+    } catch (const std::bad_alloc&) {
+        return MANS_ERR_OUT_OF_MEMORY;
+    } catch (...) {
+        return MANS_ERR_INTERNAL;
+    }
+}
+#endif
+
 mans_backend_module make_module() {
     mans_backend_module m{};
 #ifdef FIXTURE_WRONG_ABI
@@ -199,6 +261,10 @@ mans_backend_module make_module() {
     m.chunk_encode = chunk_encode;
     m.chunk_decode = chunk_decode;
 #endif
+#endif
+#ifdef FIXTURE_PRISM
+    m.caps |= MANS_BACKEND_CAP_PRISM_COMPRESS;
+    m.prism_compress = prism_compress;
 #endif
     return m;
 }

@@ -52,6 +52,10 @@ struct CompressConfig {
     double error_bound = 0;                    // > 0, finite
     PlaneCoding planes = PlaneCoding::negabinary;
     int threads = 0;                           // 0 = all OpenMP threads; never changes the bytes
+    // Where it runs (never changes the bytes): automatic takes a GPU module
+    // for fields of 16 MiB or more when one passes its self-test, cpu never,
+    // cuda/hip or backend_unavailable (mans::backend_report says why).
+    mans::Backend backend = mans::Backend::automatic;
     // Values kept bit-exactly and left out of the value range and of the
     // predictions (fill values, land masks). NaN and +-Inf are always kept.
     std::vector<double> fill_values;

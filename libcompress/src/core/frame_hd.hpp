@@ -27,6 +27,15 @@ inline constexpr std::uint64_t kMaxBlockBytes = mans::kMaxBlockBytes;
 inline constexpr std::uint64_t kMinBlockBytes = mans::kMinBlockBytes;
 inline constexpr std::uint32_t kKnownFrameFlags = 0;
 
+// mans::compress_bound: the largest stream of src_bytes of input (every
+// block stored, one mode byte each, at the smallest block size, plus
+// header, dims, index and checksum); 0 when that does not fit a size_t.
+MANS_HD std::size_t stream_bound(std::size_t src_bytes) {
+    const std::size_t blocks = src_bytes / kMinBlockBytes + 1;
+    const std::size_t overhead = kFixedHeaderBytes + 32 + kHeaderChecksumBytes + blocks * (kIndexEntryBytes + 1);
+    return src_bytes > ~std::size_t{0} - overhead ? 0 : src_bytes + overhead;
+}
+
 MANS_HD bool has_frame_magic(const std::uint8_t* p) {
     return p[0] == 'M' && p[1] == 'A' && p[2] == 'N' && p[3] == 'S';
 }

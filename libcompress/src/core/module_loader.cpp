@@ -67,8 +67,10 @@ bool ModuleState::has_op(BackendOp op) const {
         case BackendOp::mans_decompress:
             return field_or_null(module, &mans_backend_module::decode_blocks, after_decompress) != nullptr;
         case BackendOp::prism_compress:
+            return field_or_null(module, &mans_backend_module::prism_compress,
+                                 offsetof(mans_backend_module, prism_compress) + sizeof(void*)) != nullptr;
         case BackendOp::prism_decompress:
-            return false;  // no PRISM signature in ABI 2
+            return false;  // no PRISM decompression signature yet
     }
     return false;
 }

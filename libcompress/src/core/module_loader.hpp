@@ -20,9 +20,12 @@ enum class BackendOp { mans_compress, mans_decompress, prism_compress, prism_dec
 
 std::uint64_t op_capability(BackendOp op);
 
-// Operations this libmans hands to a module (api.cpp): MANS compression and
-// decompression (encode_blocks, decode_blocks). PRISM stays on the CPU.
-inline constexpr std::uint64_t kDispatchedCaps = MANS_BACKEND_CAP_MANS_COMPRESS | MANS_BACKEND_CAP_MANS_DECOMPRESS;
+// Operations this libmans hands to a module: MANS compression and
+// decompression (api.cpp: encode_blocks, decode_blocks) and PRISM
+// compression (prism/encoder.cpp: prism_compress). PRISM decompression
+// stays on the CPU.
+inline constexpr std::uint64_t kDispatchedCaps =
+    MANS_BACKEND_CAP_MANS_COMPRESS | MANS_BACKEND_CAP_MANS_DECOMPRESS | MANS_BACKEND_CAP_PRISM_COMPRESS;
 const char* op_label(BackendOp op);  // "MANS compress", ...
 
 // One module as the loader found it. Plain data: tests build these from

@@ -47,6 +47,7 @@
 
 #include "backend_module.hpp"
 #include "core/bitmap_hd.hpp"
+#include "core/frame_hd.hpp"  // stream_bound
 #include "core/scan_hd.hpp"
 #include "core/status.hpp"
 #include "core/team.hpp"
@@ -61,6 +62,7 @@
 #include "prism/selection_hd.hpp"
 #include "prism/stream_batch_hd.hpp"
 #include "prism/traverse.hpp"
+#include "mapping/chunk_batch.hpp"
 
 #if defined(__CUDACC__) || defined(__HIPCC__)
 #define MANS_HD_LAMBDA __host__ __device__
@@ -243,6 +245,44 @@ void device_predict(Exec& ex, const T* x, const std::uint8_t* mask, const Grid& 
 // The level's codes as its part of the archive: plane count, tables,
 // segment sizes and checksums into the header, the bytes appended to
 // *bytes.
+// The device chunk encoder's batch (mapping/chunk_batch.hpp) over b's
+// rANS candidates, in ex's memory: in_ptrs = b.src, in_bytes = b.rans_in,
+// an output slot of stream_bound(largest stream) bytes per stream, and
+// temp for `wave` blocks in flight (at least one). An executor's
+// rans_candidates binds it, then runs its encoder over it.
+template <typename Exec>
+Errc bind_rans_candidates(Exec& ex, const StreamBatch& b, std::uint64_t wave, mans_backend_chunk_batch* a) {
+    *a = mans_backend_chunk_batch{};
+    a->struct_size = sizeof *a;
+    const std::uint64_t count = b.count;
+    std::vector<std::size_t> bytes(static_cast<std::size_t>(count));
+    if (count) ex.to_host(bytes.data(), b.bytes, count * sizeof(std::size_t));
+    std::size_t largest = 0;
+    for (std::size_t v : bytes) largest = std::max(largest, v);
+    const std::size_t cap = stream_bound(largest);
+    MANS_RETURN_IF(cap == 0, Errc::internal);
+    a->dtype = rans_dtype(b.width);
+    a->block_elems = rans_block_elems(b.width);
+    a->chunks = count;
+    a->max_in_bytes = largest;
+    a->out_capacity = cap;
+    static_assert(sizeof(const void*) == sizeof(const std::uint8_t*), "in_ptrs reuse b.src");
+    a->in_ptrs = reinterpret_cast<const void* const*>(b.src);
+    a->in_bytes = b.rans_in;
+    std::uint8_t* out = ex.template alloc<std::uint8_t>(count * cap);
+    void** ptrs = ex.template alloc<void*>(count);
+    ex.threads(count, [=] MANS_HD_LAMBDA(std::uint64_t i) { ptrs[i] = out + i * cap; });
+    a->out_ptrs = ptrs;
+    a->out_bytes = ex.template alloc<std::size_t>(count);
+    a->statuses = ex.template alloc<std::int32_t>(count);
+    if (count == 0) return Errc::ok;  // nothing to code (a batch of all-zero chunks)
+    const ChunkEncodeLayout l = chunk_encode_layout(b.width, a->block_elems, count, largest, wave ? wave : 1);
+    MANS_RETURN_IF(l.total == 0, Errc::internal);
+    a->temp = ex.template alloc<std::uint8_t>(l.total);
+    a->temp_bytes = l.total;
+    return Errc::ok;
+}
+
 template <typename Exec>
 Errc device_code_level(Exec& ex, const std::int32_t* codes, Header* h, unsigned l,
                        std::vector<std::vector<std::uint8_t>>* bytes) {
@@ -332,13 +372,18 @@ Errc device_code_level(Exec& ex, const std::int32_t* codes, Header* h, unsigned 
 
 // The whole archive of the values x[0..n) (device memory), as
 // mans::prism::compress writes it for cfg (validated by the caller).
+// The archive's parts: its header (h, complete but for the base's size
+// and checksum), the base's data and the levels' bytes, which
+// write_archive(h, encode_base(base), levels) puts together.
 template <typename T, typename Exec>
-Errc device_compress(Exec& ex, const T* x, const mans::prism::CompressConfig& cfg, std::vector<std::uint8_t>* archive,
-                     DeviceRanges ranges = DeviceRanges{}) {
+Errc device_compress_parts(Exec& ex, const T* x, const mans::prism::CompressConfig& cfg, Header* h_out,
+                           BaseData* base_out, std::vector<std::vector<std::uint8_t>>* levels_out,
+                           DeviceRanges ranges = DeviceRanges{}) {
     namespace dd = device_encoder_detail;
     const Grid g = Grid::make(cfg.rank, cfg.dims);
     const std::uint64_t n = g.count;
-    Header h;
+    Header& h = *h_out;
+    h = Header{};
     start_header(&h, g, cfg);
     std::vector<T> fills;
     std::uint8_t* mask_all = nullptr;
@@ -365,9 +410,11 @@ Errc device_compress(Exec& ex, const T* x, const mans::prism::CompressConfig& cf
     std::uint32_t* outliers = ex.template alloc<std::uint32_t>(words + 1);
     const std::vector<std::uint32_t> zeros(static_cast<std::size_t>(words), 0);
     if (words) ex.to_device(outliers, zeros.data(), words * 4);
-    BaseData base;
+    BaseData& base = *base_out;
+    base = BaseData{};
     base.kind_bits.resize(h.levels);
-    std::vector<std::vector<std::uint8_t>> level_bytes;
+    std::vector<std::vector<std::uint8_t>>& level_bytes = *levels_out;
+    level_bytes.clear();
     std::uint64_t most_codes = 0;
     for (unsigned l = 0; l < h.levels; ++l) most_codes = std::max(most_codes, level_code_count(g, level_unit(h.levels, l)));
     std::int32_t* codes = ex.template alloc<std::int32_t>(most_codes + 1);
@@ -423,7 +470,18 @@ Errc device_compress(Exec& ex, const T* x, const mans::prism::CompressConfig& cf
         base.anchor_value.resize(sizeof(T));
         ex.to_host(base.anchor_value.data(), x, sizeof(T));
     }
-    return write_archive(&h, encode_base(base, sizeof(T)), &level_bytes, archive);
+    return Errc::ok;
+}
+
+// The archive of field x (device memory) as mans::prism::compress writes it.
+template <typename T, typename Exec>
+Errc device_compress(Exec& ex, const T* x, const mans::prism::CompressConfig& cfg, std::vector<std::uint8_t>* archive,
+                     DeviceRanges ranges = DeviceRanges{}) {
+    Header h;
+    BaseData base;
+    std::vector<std::vector<std::uint8_t>> levels;
+    MANS_RETURN_IF_ERROR(device_compress_parts(ex, x, cfg, &h, &base, &levels, ranges));
+    return write_archive(&h, encode_base(base, sizeof(T)), &levels, archive);
 }
 
 }  // namespace mans::detail::prism

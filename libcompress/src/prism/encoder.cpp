@@ -18,9 +18,11 @@
 #include "core/byte_io.hpp"
 #include "core/frame.hpp"
 #include "core/status.hpp"
+#include "device_module.hpp"
 #include "mans/prism.hpp"
 #include "prism/archive.hpp"
 #include "prism/base.hpp"
+#include "prism/device_job.hpp"
 #include "prism/encode_plan.hpp"
 #include "prism/error_stats_hd.hpp"
 #include "prism/level_codes.hpp"
@@ -345,6 +347,16 @@ Errc compress(const void* data, std::size_t bytes, const CompressConfig& cfg,
     using namespace detail::prism;
     if (!archive || (!data && bytes)) return Errc::invalid_argument;
     MANS_RETURN_IF_ERROR(validate(bytes, cfg));
+    const mans_backend_module* gpu = nullptr;
+    MANS_RETURN_IF_ERROR(mans::detail::errc_guard([&] {
+        return mans::detail::select_module(cfg.backend, mans::detail::BackendOp::prism_compress, bytes, &gpu);
+    }));
+    if (gpu) {
+        const Errc e = mans::detail::errc_guard([&] { return compress_on_module(*gpu, data, bytes, cfg, archive); });
+        // `automatic` leaves a module's failure to the CPU, which writes
+        // the same bytes.
+        if (e == Errc::ok || cfg.backend != mans::Backend::automatic) return e;
+    }
     const int threads = cfg.threads > 0 ? cfg.threads : omp_get_max_threads();
     const auto* src = static_cast<const std::uint8_t*>(data);
     return mans::detail::errc_guard([&] {

@@ -1,0 +1,143 @@
+// device_job.hpp - a PRISM compression across the module ABI
+// (mans_backend_prism_job, backend_module.hpp), both sides of it:
+//
+//   core   job_for(cfg, ...)        the job from a checked CompressConfig
+//          finish_job_archive(...)  the module's archive without base +
+//                                   the base's data -> the archive
+//   module config_of(job)           the CompressConfig back
+//          run_prism_job(ex, job, x) device_compress_parts over an
+//                                   executor, then job.finish
+//
+// The split is where the module's code ends: the base's lossless stage is
+// the core's MANS coder, which a module does not link (it links only
+// encode_plan.cpp, archive.cpp and frame.cpp of the core's sources).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "backend_module.hpp"
+#include "prism/archive.hpp"
+#include "prism/base.hpp"
+#include "prism/device_encoder.hpp"  // run_prism_job (templates: the core instantiates none)
+#include "prism/encode_plan.hpp"
+
+namespace mans::detail::prism {
+
+inline mans_backend_prism_job job_for(const mans::prism::CompressConfig& cfg, const void* data, std::uint64_t bytes) {
+    mans_backend_prism_job j{};
+    j.struct_size = sizeof j;
+    j.float_type = static_cast<int>(cfg.type);
+    j.rank = cfg.rank;
+    for (unsigned a = 0; a < 4; ++a) j.dims[a] = cfg.dims[a];
+    j.error_mode = static_cast<int>(cfg.mode);
+    j.error_bound = cfg.error_bound;
+    j.plane_coding = static_cast<int>(cfg.planes);
+    j.fill_values = cfg.fill_values.data();
+    j.fill_count = cfg.fill_values.size();
+    j.detect_fill = cfg.detect_fill ? 1 : 0;
+    j.level_alpha = cfg.level_alpha;
+    j.level_beta = cfg.level_beta;
+    j.data = data;
+    j.bytes = bytes;
+    return j;
+}
+
+inline mans::prism::CompressConfig config_of(const mans_backend_prism_job& j) {
+    mans::prism::CompressConfig cfg;
+    cfg.type = static_cast<mans::prism::FloatType>(j.float_type);
+    cfg.rank = j.rank;
+    for (unsigned a = 0; a < 4; ++a) cfg.dims[a] = j.dims[a];
+    cfg.mode = static_cast<mans::prism::ErrorMode>(j.error_mode);
+    cfg.error_bound = j.error_bound;
+    cfg.planes = static_cast<mans::prism::PlaneCoding>(j.plane_coding);
+    cfg.fill_values.assign(j.fill_values, j.fill_values + j.fill_count);
+    cfg.detect_fill = j.detect_fill != 0;
+    cfg.level_alpha = j.level_alpha;
+    cfg.level_beta = j.level_beta;
+    cfg.threads = 1;
+    cfg.backend = mans::Backend::cpu;  // what the module runs is its own
+    return cfg;
+}
+
+// The C view of a base (pointers into b; kind_ptrs and kind_bytes hold the
+// per-level arrays).
+inline mans_backend_prism_base base_view(const BaseData& b, std::vector<const std::uint8_t*>* kind_ptrs,
+                                         std::vector<std::uint64_t>* kind_bytes) {
+    kind_ptrs->clear();
+    kind_bytes->clear();
+    for (const auto& k : b.kind_bits) {
+        kind_ptrs->push_back(k.data());
+        kind_bytes->push_back(k.size());
+    }
+    mans_backend_prism_base v{};
+    v.levels = static_cast<std::uint32_t>(b.kind_bits.size());
+    v.kind_bits = kind_ptrs->data();
+    v.kind_bytes = kind_bytes->data();
+    v.mask_bits = b.mask_bits.data();
+    v.mask_bytes = b.mask_bits.size();
+    v.masked_values = b.masked_values.data();
+    v.masked_bytes = b.masked_values.size();
+    v.outlier_index = b.outlier_index.data();
+    v.outliers = b.outlier_index.size();
+    v.outlier_values = b.outlier_values.data();
+    v.outlier_bytes = b.outlier_values.size();
+    v.anchor = b.anchor_value.data();
+    v.anchor_bytes = b.anchor_value.size();
+    return v;
+}
+
+template <typename U>
+std::vector<U> copy_of(const U* p, std::uint64_t n) {
+    return n ? std::vector<U>(p, p + n) : std::vector<U>();
+}
+
+inline BaseData base_of(const mans_backend_prism_base& v) {
+    BaseData b;
+    for (std::uint32_t l = 0; l < v.levels; ++l) b.kind_bits.push_back(copy_of(v.kind_bits[l], v.kind_bytes[l]));
+    b.mask_bits = copy_of(v.mask_bits, v.mask_bytes);
+    b.masked_values = copy_of(v.masked_values, v.masked_bytes);
+    b.outlier_index = copy_of(v.outlier_index, v.outliers);
+    b.outlier_values = copy_of(v.outlier_values, v.outlier_bytes);
+    b.anchor_value = copy_of(v.anchor, v.anchor_bytes);
+    return b;
+}
+
+// The archive from a module's archive without base (p, n) and the base's
+// data: header re-read (the reader's checks), base encoded and spliced in.
+// internal when the module's parts do not add up.
+Errc finish_job_archive(const std::uint8_t* p, std::uint64_t n, const mans_backend_prism_base& base,
+                        std::size_t esize, std::vector<std::uint8_t>* archive);
+
+// The core's side of a module's prism_compress (module_compress.cpp):
+// the archive of a checked field and config, byte-identical to the CPU's
+// when the module is right; backend_unavailable when it failed at run
+// time, out_of_memory, or internal when its parts do not add up.
+Errc compress_on_module(const mans_backend_module& m, const void* data, std::size_t bytes,
+                        const mans::prism::CompressConfig& cfg, std::vector<std::uint8_t>* archive);
+
+// The module's side: the field x (ex's memory) compressed as job j says,
+// the parts handed to j.finish. Returns a mans_status. Besides
+// device_encoder.hpp's Exec, ex has finish(): waits for the launches and
+// returns the first run-time error (ok on the host).
+template <typename T, typename Exec>
+int run_prism_job(Exec& ex, const mans_backend_prism_job& j, const T* x) {
+    const mans::prism::CompressConfig cfg = config_of(j);
+    Header h;
+    BaseData base;
+    std::vector<std::vector<std::uint8_t>> levels;
+    Errc e = device_compress_parts(ex, x, cfg, &h, &base, &levels);
+    // A run-time error on the device leaves the parts unfinished: the
+    // executor's first error, after waiting for every launch.
+    const Errc ran = ex.finish();
+    if (e == Errc::ok || ran != Errc::ok) e = ran;
+    std::vector<std::uint8_t> without_base;
+    if (e == Errc::ok) e = write_archive(&h, {}, &levels, &without_base);
+    if (e != Errc::ok) return static_cast<int>(e);
+    std::vector<const std::uint8_t*> kind_ptrs;
+    std::vector<std::uint64_t> kind_bytes;
+    const mans_backend_prism_base v = base_view(base, &kind_ptrs, &kind_bytes);
+    return j.finish(j.ctx, without_base.data(), without_base.size(), &v);
+}
+
+}  // namespace mans::detail::prism
