@@ -147,8 +147,8 @@ std::string prism_compress_line(const PrismCompressReport& r) {
       << fmt("%.3f", ratio(raw, i.archive_bytes)) << ", "
       << fmt("%.3f", bits_per_value(i.archive_bytes, i.count)) << " bits/value, "
       << fmt("%.1f", mb_per_s(raw, r.seconds)) << " MB/s, prism " << mans::prism::float_name(i.type) << ' '
-      << dims_text(i) << ", bound " << bound_text(i) << ", max error " << g4(i.full_max_error) << ", "
-      << r.threads << " thread(s)";
+      << dims_text(i) << ", bound " << bound_text(i) << ", max error " << g4(i.full_max_error) << ", backend "
+      << r.backend << ", " << r.threads << " thread(s)";
     if (r.check.present) o << "; verified: " << quality_text(r.check);
     return o.str();
 }

@@ -336,6 +336,7 @@ TEST_CASE("module PRISM archives are the CPU's: real fields, specials, both codi
         fields.push_back(prism_field(f.file, mans_test::read_file(path), f.type, f.rank, f.dims, f.rel));
     }
     CHECK(fields.size() >= 7);
+    const long long before = stand_in_batches();
     for (const PrismField& f : fields)
         for (auto coding : {mans::prism::PlaneCoding::negabinary, mans::prism::PlaneCoding::sign_magnitude}) {
             PrismField g = f;
@@ -349,6 +350,8 @@ TEST_CASE("module PRISM archives are the CPU's: real fields, specials, both codi
             CHECK(gpu.size() == cpu.size());
             CHECK(gpu == cpu);
         }
+    // Every forced compression ran on the module (the stand-in counts them).
+    if (before >= 0) CHECK(stand_in_batches() == before + 2 * static_cast<long long>(fields.size()));
     // Arguments are checked before any module sees them.
     PrismField bad = fields[0];
     bad.cfg.error_bound = -1;

@@ -80,6 +80,16 @@ public:
         if (p) blocks_.push_back(p);
         return static_cast<U*>(p);
     }
+    std::size_t mark() const { return blocks_.size(); }
+    // cudaFree / hipFree wait for the device, so the launches that used
+    // the blocks are done.
+    void release(std::size_t m) {
+        while (blocks_.size() > m) {
+            const Error e = free(blocks_.back());
+            if (err_ == kSuccess) err_ = e;
+            blocks_.pop_back();
+        }
+    }
     void to_host(void* dst, const void* src, std::size_t bytes) {
         if (err_ == kSuccess && bytes) err_ = memcpy(dst, src, bytes, kDeviceToHost);
     }

@@ -35,6 +35,10 @@ struct HostExec {
         std::memset(arena.back().get(), 0xA5, bytes);
         return reinterpret_cast<U*>(arena.back().get());
     }
+    std::size_t mark() const { return arena.size(); }
+    void release(std::size_t m) {
+        if (m < arena.size()) arena.resize(m);
+    }
     void to_host(void* dst, const void* src, std::size_t bytes) {
         if (bytes) std::memcpy(dst, src, bytes);
     }

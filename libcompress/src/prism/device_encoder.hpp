@@ -15,6 +15,10 @@
 //   template <typename U> U* alloc(std::uint64_t n)
 //                                           n elements, contents undefined,
 //                                           freed with the executor
+//   std::size_t mark()                      the allocations so far
+//   void release(std::size_t mark)          frees those made since mark
+//                                           (once the launches using them
+//                                           are done)
 //   void to_host(void* dst, const void* src, std::size_t bytes)
 //   void to_device(void* dst, const void* src, std::size_t bytes)
 //   template <typename F> void threads(std::uint64_t n, F fn)
@@ -35,7 +39,8 @@
 // Memory on the device: the values, a work array of n doubles (the full
 // grid: no half grid, no ring), the codes of one level, the mask and the
 // outlier bitmaps, and one level's chunk-coding workspace, its form part
-// sized to the forms there are. What comes back
+// sized to the forms there are, with the rANS candidates' slots (released
+// after each level). What comes back
 // to the host is small (partial sums, the choice's sums, counts and lists)
 // except the level bytes and the base's values.
 #pragma once
@@ -420,6 +425,8 @@ Errc device_compress_parts(Exec& ex, const T* x, const mans::prism::CompressConf
     std::int32_t* codes = ex.template alloc<std::int32_t>(most_codes + 1);
     std::uint8_t* kind_dev = ex.template alloc<std::uint8_t>((blocks.count + 7) / 8 + 1);
     for (unsigned l = 0; l < h.levels; ++l) {
+        // A level's workspace lives for the level only.
+        const std::size_t level_mark = ex.mark();
         plan_level(&h, cfg, l, cast_slack);
         LevelMeta& m = h.level[l];
         const std::uint64_t u = level_unit(h.levels, l);
@@ -427,6 +434,7 @@ Errc device_compress_parts(Exec& ex, const T* x, const mans::prism::CompressConf
         if (!base.kind_bits[l].empty()) ex.to_device(kind_dev, base.kind_bits[l].data(), base.kind_bits[l].size());
         device_predict(ex, x, mask, g, blocks, u, m, h.abs_bound, kind_dev, work, codes, outliers);
         MANS_RETURN_IF_ERROR(device_code_level(ex, codes, &h, l, &level_bytes));
+        ex.release(level_mark);
     }
 
     // Error statistics by blocks, merged in block order on the host.
