@@ -45,7 +45,10 @@
 #
 # Budget: DEVICE_CHECK_BUDGET seconds for all of it (default 540, so that
 # the summary is written inside run's 600 s); a step gets at most its own
-# limit (x DEVICE_CHECK_LIMIT_SCALE) and what is left. Rehearsed here again
+# limit (x DEVICE_CHECK_LIMIT_SCALE) and what is left. Rehearsed with
+# step 6 at 2377888 through the host stand-in module (PRISM_N 128, no big
+# round trip, 2 cores shared with another build): build 341 s, checks
+# 39 s, exit 0, the stand-in's PRISM archive the CPU's. Rehearsed again
 # at 3f9d8a4 (2 cores, no GPU, empty build folder): configure 3 s, build
 # 210 s, checks 20 s without a device (230 s of the budget); then through
 # the host stand-in module into that build folder, 44 s in all ([dispatch]
