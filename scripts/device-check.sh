@@ -341,11 +341,21 @@ roundtrip "1 x u16" u16 "$work/t1.u16"
 roundtrip "3 x u16" u16 "$work/t3.u16"
 roundtrip "3 x u64" u64 "$work/t3.u64"
 
+# run_generator NAME SRC ARGS...: builds the generator SRC with the build's
+# C++ compiler and runs it with ARGS (output in cli.log); sets rc and secs.
+cxx="$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")"
+run_generator() {
+  local name=$1 src=$2
+  shift 2
+  echo "== $name: generator" >>"$cli_log"
+  step 120 "$cli_log" "${cxx:-c++}" -O2 -std=c++17 -o "$src.bin" "$src"
+  [ "$rc" -eq 0 ] && step 120 "$cli_log" "$src.bin" "$@"
+}
+
 # The big one: deterministic u16 data in 1 MiB segments of six shapes
 # (detector-like, constant, random, small range, random walk, sparse), so
 # that the blocks take different mappings.
 if [ "$big_elems" -gt 0 ]; then
-  cxx="$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")"
   cat >"$work/gen.cpp" <<'EOF'
 #include <cstdint>
 #include <cstdio>
@@ -383,9 +393,7 @@ int main(int argc, char** argv) {
 }
 EOF
   big="$work/big.u16"
-  echo "== big round trip: generator" >>"$cli_log"
-  step 120 "$cli_log" "${cxx:-c++}" -O2 -std=c++17 -o "$work/gen" "$work/gen.cpp"
-  [ "$rc" -eq 0 ] && step 120 "$cli_log" "$work/gen" "$big_elems" "$big"
+  run_generator "big round trip" "$work/gen.cpp" "$big_elems" "$big"
   if [ "$rc" -ne 0 ]; then
     verdict "big round trip: generate $big_elems u16" cli.log
   else
@@ -443,7 +451,6 @@ fi
 # --backend cuda (the same bytes, cmp), --stats lines and wall times of
 # both, then decompressed (CPU) once as a check that the archive reads.
 if [ "$prism_n" -gt 0 ]; then
-  cxx="$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")"
   cat >"$work/genf.cpp" <<'GEN'
 #include <cmath>
 #include <cstdio>
@@ -470,9 +477,7 @@ int main(int argc, char** argv) {
 GEN
   field="$work/field.f32"
   dims="${prism_n}x${prism_n}x${prism_n}"
-  echo "== PRISM: generator" >>"$cli_log"
-  step 120 "$cli_log" "${cxx:-c++}" -O2 -std=c++17 -o "$work/genf" "$work/genf.cpp"
-  [ "$rc" -eq 0 ] && step 120 "$cli_log" "$work/genf" "$prism_n" "$field"
+  run_generator "PRISM" "$work/genf.cpp" "$prism_n" "$field"
   if [ "$rc" -ne 0 ]; then
     verdict "PRISM: generate a $dims f32 field" cli.log
   else
