@@ -9,12 +9,16 @@
 // byte; every decode the input; every damaged stream the CPU's error.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "mans/mans.hpp"
 #include "mans/mans_device.h"
+#include "mans/prism.h"
 #include "core/frame.hpp"
 #include "mapping/chunk_batch.hpp"
 #include "test_support.hpp"
@@ -522,4 +526,86 @@ TEST_CASE("device API: a module that only decompresses opens for decompression",
         }
     }
     CHECK(damaged > 10);
+}
+
+namespace {
+
+// mans_device_prism_compress through the stand-in ("device" pointers are
+// host pointers) against mans_prism_compress on the CPU.
+Bytes device_prism(mans_device* dev, const Bytes& field, const mans_prism_params& p, mans_status* st) {
+    void* archive = nullptr;
+    size_t size = 0;
+    *st = mans_device_prism_compress(dev, field.data(), field.size(), &p, &archive, &size);
+    Bytes out;
+    if (*st == MANS_OK) out.assign(static_cast<const std::uint8_t*>(archive), static_cast<const std::uint8_t*>(archive) + size);
+    mans_prism_free(archive);
+    return out;
+}
+
+Bytes cpu_prism(const Bytes& field, const mans_prism_params& p) {
+    void* archive = nullptr;
+    size_t size = 0;
+    REQUIRE(mans_prism_compress(field.data(), field.size(), &p, &archive, &size) == MANS_OK);
+    Bytes out(static_cast<const std::uint8_t*>(archive), static_cast<const std::uint8_t*>(archive) + size);
+    mans_prism_free(archive);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("device API: a PRISM field in device memory gets mans_prism_compress's archive", "[.][dispatch_chunks]") {
+    Device d;
+    const std::string path = mans_test::find_data_file("levitus_temp_20x180x360.f32");
+    std::vector<std::pair<Bytes, mans_prism_params>> cases;
+    mans_prism_params p;
+    mans_prism_params_init(&p);
+    p.rank = 3;
+    p.mode = MANS_PRISM_REL;
+    if (path.empty()) {
+        WARN("levitus_temp_20x180x360.f32 not found: generated fields only");
+    } else {
+        p.dims[0] = 20, p.dims[1] = 180, p.dims[2] = 360, p.error_bound = 1e-5;
+        cases.push_back({mans_test::read_file(path), p});  // 44 % fill, detected
+    }
+    const double fill = -999.0;
+    Bytes f(7 * 11 * 13 * 8);
+    for (size_t i = 0; i < 7 * 11 * 13; ++i) {
+        const double v = i % 17 == 3 ? fill : std::sin(0.1 * static_cast<double>(i)) + (i % 61 == 0 ? 50.0 : 0.0);
+        std::memcpy(f.data() + 8 * i, &v, 8);
+    }
+    p.type = MANS_PRISM_F64, p.dims[0] = 7, p.dims[1] = 11, p.dims[2] = 13, p.error_bound = 1e-4;
+    p.planes = MANS_PRISM_SIGN_MAGNITUDE;
+    p.fill_values = &fill, p.fill_count = 1;
+    cases.push_back({f, p});
+    for (const auto& c : cases) {
+        mans_status st = MANS_ERR_INTERNAL;
+        const Bytes dev = device_prism(d.dev, c.first, c.second, &st);
+        REQUIRE(st == MANS_OK);
+        CHECK(dev == cpu_prism(c.first, c.second));
+    }
+    // The parameters' errors are mans_prism_compress's, before the device.
+    mans_prism_params bad = cases.back().second;
+    mans_status st = MANS_OK;
+    device_prism(d.dev, Bytes(cases.back().first.begin(), cases.back().first.end() - 1), bad, &st);
+    CHECK(st == MANS_ERR_SIZE_NOT_MULTIPLE);
+    bad.error_bound = 0;
+    device_prism(d.dev, cases.back().first, bad, &st);
+    CHECK(st == MANS_ERR_INVALID_ARGUMENT);
+    void* a = nullptr;
+    size_t n = 0;
+    CHECK(mans_device_prism_compress(nullptr, f.data(), f.size(), &p, &a, &n) == MANS_ERR_INVALID_ARGUMENT);
+    CHECK(mans_device_prism_compress(d.dev, f.data(), f.size(), nullptr, &a, &n) == MANS_ERR_INVALID_ARGUMENT);
+    CHECK(mans_device_prism_compress(d.dev, nullptr, 8, &p, &a, &n) == MANS_ERR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("device API: a module without PRISM compression refuses a PRISM field", "[.][dispatch_chunks_decode]") {
+    Device d;
+    mans_prism_params p;
+    mans_prism_params_init(&p);
+    p.dims[0] = 1000;
+    p.error_bound = 1e-3;
+    const Bytes field(4000, 0);
+    mans_status st = MANS_OK;
+    device_prism(d.dev, field, p, &st);
+    CHECK(st == MANS_ERR_BACKEND_UNAVAILABLE);
 }

@@ -583,8 +583,12 @@ template <typename T>
 int prism_compress_as(const mans_backend_prism_job& j, mans_backend_probe_result* err) {
     mans::gpu::DeviceExec ex(chunk_encode);
     const std::uint64_t n = j.bytes / sizeof(T);
-    T* x = ex.alloc<T>(n);
-    ex.to_device(x, j.data, static_cast<std::size_t>(n * sizeof(T)));
+    const T* x = static_cast<const T*>(j.data);
+    if (!j.data_on_device) {
+        T* copy = ex.alloc<T>(n);
+        ex.to_device(copy, j.data, static_cast<std::size_t>(n * sizeof(T)));
+        x = copy;
+    }
     const int rc = ex.status() == mans::Errc::ok ? mans::detail::prism::run_prism_job<T>(ex, j, x) : static_cast<int>(ex.status());
     if (rc == MANS_ERR_BACKEND_UNAVAILABLE || rc == MANS_ERR_OUT_OF_MEMORY)
         set_text(err, "prism_compress", mans::gpu::last_error());

@@ -148,7 +148,8 @@ typedef int (*mans_backend_chunks_fn)(const mans_backend_chunk_batch* batch, man
  * the module runs prism/device_encoder.hpp and hands back the archive
  * without its base (written with base_bytes 0) and the base's data, which
  * the core encodes (its lossless stage is the core's MANS coder) and
- * splices in. Host memory, valid during finish() only. */
+ * splices in. The base's data and the archive are host memory, valid
+ * during finish() only. */
 typedef struct mans_backend_prism_base {
     uint32_t levels;
     const uint8_t* const* kind_bits;  /* levels entries: a level's block kinds (may be empty) */
@@ -177,8 +178,9 @@ typedef struct mans_backend_prism_job {
     uint64_t fill_count;
     int detect_fill;
     double level_alpha, level_beta;
-    const void* data;       /* the field, host memory */
+    const void* data;       /* the field: host memory, or device memory when data_on_device */
     uint64_t bytes;
+    int data_on_device;     /* 1: data is on the module's device (the device-memory API) */
     void* ctx;              /* the core's, for finish */
     /* Returns a mans_status, which prism_compress returns. */
     int (*finish)(void* ctx, const uint8_t* archive_without_base, uint64_t bytes, const mans_backend_prism_base* base);

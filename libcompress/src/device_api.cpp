@@ -4,8 +4,11 @@
 // stream with the shared steps of mapping/chunk_batch.hpp. No exception
 // crosses this file.
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "backend_module.hpp"
 #include "core/module_loader.hpp"  // gpu_module_device
@@ -13,6 +16,8 @@
 #include "mans/mans.hpp"
 #include "mans/mans_device.h"
 #include "mapping/chunk_batch.hpp"
+#include "prism/c_params.hpp"
+#include "prism/device_job.hpp"
 
 static_assert(sizeof(size_t) == sizeof(std::uint64_t), "device arrays of size_t are passed as they are");
 static_assert(sizeof(mans_status) == sizeof(std::int32_t), "device status arrays are int32");
@@ -210,6 +215,42 @@ mans_status mans_device_decompress_async(mans_device* dev, const void* const* in
     // (A null temp has size 0: never room for one block.)
     if (mans::detail::chunk_decode_wave(b) == 0) return MANS_ERR_INVALID_ARGUMENT;
     return queue(dev->module->chunk_decode, b);
+}
+
+mans_status mans_device_prism_compress(mans_device* dev, const void* d_src, size_t src_size,
+                                       const mans_prism_params* p, void** archive, size_t* archive_size) {
+    if (!dev || !p || !archive || !archive_size || (p->fill_count && !p->fill_values) || (!d_src && src_size))
+        return MANS_ERR_INVALID_ARGUMENT;
+    *archive = nullptr;
+    *archive_size = 0;
+    try {
+        namespace dp = mans::detail::prism;
+        mans::prism::CompressConfig cfg = dp::config_from_params(*p);
+        if (const mans::Errc e = dp::validate_config(src_size, cfg); e != mans::Errc::ok)
+            return static_cast<mans_status>(e);
+        // The opened module, if it runs PRISM compression here (the same
+        // rules and self-test as for mans::prism::compress).
+        const mans_backend_module* m = nullptr;
+        const mans::Backend named =
+            std::string(dev->module->name) == "hip" ? mans::Backend::hip : mans::Backend::cuda;
+        if (mans::detail::select_module(named, mans::detail::BackendOp::prism_compress, ~std::uint64_t{0}, &m) !=
+                mans::Errc::ok ||
+            m != dev->module)
+            return MANS_ERR_BACKEND_UNAVAILABLE;
+        std::vector<std::uint8_t> out;
+        const mans::Errc e = dp::compress_on_module(*m, d_src, src_size, cfg, &out, true);
+        if (e != mans::Errc::ok) return static_cast<mans_status>(e);
+        void* buf = std::malloc(out.empty() ? 1 : out.size());
+        if (!buf) return MANS_ERR_OUT_OF_MEMORY;
+        if (!out.empty()) std::memcpy(buf, out.data(), out.size());
+        *archive = buf;
+        *archive_size = out.size();
+        return MANS_OK;
+    } catch (const std::bad_alloc&) {
+        return MANS_ERR_OUT_OF_MEMORY;
+    } catch (...) {
+        return MANS_ERR_INTERNAL;
+    }
 }
 
 }  // extern "C"

@@ -2,14 +2,18 @@
 // real CUDA device: chunks in device memory are compressed and decompressed
 // on a stream, and every stream must equal the CPU's mans_compress stream
 // and decode to the input, and 48 damaged streams in one batch must get
-// the CPU's statuses. With --bench, also times 1 GiB of u16 (detector-like
-// data, 4 MiB chunks) device to device.
+// the CPU's statuses; PRISM fields of 1^3, 17^3 and 64^3 f32 in device
+// memory get mans_prism_compress's archive. With --bench, also times 1 GiB
+// of u16 (detector-like data, 4 MiB chunks) device to device, and a 512^3
+// f32 PRISM field from device memory to its host archive.
 //
 // Without a CUDA device it prints "SKIP: ..." and exits 77, which ctest
 // (`device_api_gpu`) reports as skipped; scripts/device-check.sh runs it on
 // a GPU.
 #include <cuda_runtime.h>
 
+#include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +21,7 @@
 
 #include "mans/mans.h"
 #include "mans/mans_device.h"
+#include "mans/prism.h"
 
 namespace {
 
@@ -231,6 +236,49 @@ void damaged_streams(mans_device* dev) {
     cudaFree(temp);
 }
 
+// PRISM: an n^3 f32 field (smooth, with a block of fill values) in device
+// memory through mans_device_prism_compress: the archive must be
+// mans_prism_compress's on the CPU; *secs: the device call's wall time
+// (device to host archive: the call is synchronous).
+void prism_field(mans_device* dev, std::size_t n, double* secs) {
+    const std::size_t count = n * n * n;
+    std::vector<float> field(count);
+    std::uint32_t s = 7;
+    for (std::size_t i = 0; i < count; ++i) {
+        const std::size_t x = i % n, y = i / n % n, z = i / (n * n);
+        s = s * 1664525u + 1013904223u;
+        field[i] = static_cast<float>(std::sin(x / 40.0) * std::cos(y / 55.0) + 0.5 * std::sin(z / 30.0) +
+                                      1e-4 * (s >> 16) / 65536.0);
+        if (x < n / 8 && y < n / 8) field[i] = -1e10f;  // land: detected as fill
+    }
+    mans_prism_params p;
+    mans_prism_params_init(&p);
+    p.rank = 3;
+    p.dims[0] = p.dims[1] = p.dims[2] = n;
+    p.mode = MANS_PRISM_REL;
+    p.error_bound = 1e-3;
+    void* cpu = nullptr;
+    size_t cpu_size = 0;
+    CHECK(mans_prism_compress(field.data(), count * 4, &p, &cpu, &cpu_size) == MANS_OK, "CPU PRISM compress");
+    void* d_field = nullptr;
+    if (!cuda_ok(cudaMalloc(&d_field, count * 4), "cudaMalloc field") ||
+        !cuda_ok(cudaMemcpy(d_field, field.data(), count * 4, cudaMemcpyHostToDevice), "copy field")) {
+        mans_prism_free(cpu);
+        return;
+    }
+    void* gpu = nullptr;
+    size_t gpu_size = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    const mans_status st = mans_device_prism_compress(dev, d_field, count * 4, &p, &gpu, &gpu_size);
+    *secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    CHECK(st == MANS_OK, "mans_device_prism_compress %zu^3: %s", n, mans_status_name(st));
+    CHECK(st != MANS_OK || (gpu_size == cpu_size && std::memcmp(gpu, cpu, cpu_size) == 0),
+          "PRISM %zu^3: the device's archive (%zu bytes) differs from the CPU's (%zu bytes)", n, gpu_size, cpu_size);
+    mans_prism_free(gpu);
+    mans_prism_free(cpu);
+    cudaFree(d_field);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -264,6 +312,20 @@ int main(int argc, char** argv) {
         const int before = failures;
         damaged_streams(dev);
         std::printf("%s damaged streams: the CPU's statuses\n", failures == before ? "ok  " : "FAIL");
+    }
+    for (std::size_t n : {std::size_t{1}, std::size_t{17}, std::size_t{64}}) {
+        const int before = failures;
+        double secs = 0;
+        prism_field(dev, n, &secs);
+        std::printf("%s PRISM f32 %zu^3 from device memory: %s\n", failures == before ? "ok  " : "FAIL", n,
+                    failures == before ? "the CPU's archive" : "see above");
+    }
+    if (argc > 1 && std::strcmp(argv[1], "--bench") == 0) {
+        const int before = failures;
+        double secs = 0;
+        prism_field(dev, 512, &secs);
+        std::printf("bench PRISM f32 512^3 (512 MiB, rel 1e-3), device memory to a host archive: %.3f s (%.2f GB/s)%s\n",
+                    secs, 512.0 * 512 * 512 * 4 / 1e9 / secs, failures == before ? ", the CPU's archive" : " [with failures above]");
     }
     if (argc > 1 && std::strcmp(argv[1], "--bench") == 0) {
         const size_t chunk_bytes = size_t{4} << 20, chunks = 256;  // 1 GiB of u16

@@ -39,6 +39,7 @@
 #include <stddef.h>
 
 #include "mans/mans.h"
+#include "mans/prism.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -93,6 +94,20 @@ mans_status mans_device_decompress_async(mans_device* dev, const void* const* in
                                          size_t num_chunks, size_t max_block_bytes, void* temp, size_t temp_bytes,
                                          void* const* out_ptrs, size_t out_capacity, size_t* out_bytes,
                                          mans_status* statuses, void* stream);
+
+/* PRISM compression of one field in device memory (d_src: src_size bytes,
+ * the dims product x element size, on the opened backend's device):
+ * the archive that mans_prism_compress writes for the same field and
+ * parameters, byte for byte, in host memory the library allocates
+ * (release it with mans_prism_free). Synchronous: the encoder's steps
+ * alternate between the device and the host (the base's lossless stage
+ * and the archive are made on the host), on the default stream. Returns
+ * mans_prism_compress's errors for the parameters, and
+ * MANS_ERR_BACKEND_UNAVAILABLE when the backend does not compress PRISM
+ * here (no kernel, or it failed the PRISM self-test) or failed at run
+ * time. */
+mans_status mans_device_prism_compress(mans_device* dev, const void* d_src, size_t src_size,
+                                       const mans_prism_params* p, void** archive, size_t* archive_size);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,7 @@
 
 #include "mans/prism.h"
 #include "mans/prism.hpp"
+#include "prism/c_params.hpp"
 
 struct mans_prism_reader {
     mans::prism::Reader reader;
@@ -48,6 +49,26 @@ mans_status open_with(std::unique_ptr<mans::prism::Source> src, mans_prism_reade
 
 }  // namespace
 
+namespace mans::detail::prism {
+
+mans::prism::CompressConfig config_from_params(const mans_prism_params& p) {
+    mans::prism::CompressConfig cfg;
+    cfg.type = static_cast<mans::prism::FloatType>(p.type);
+    cfg.rank = p.rank;
+    for (int a = 0; a < 4; ++a) cfg.dims[a] = p.dims[a];
+    cfg.mode = static_cast<mans::prism::ErrorMode>(p.mode);
+    cfg.error_bound = p.error_bound;
+    cfg.planes = static_cast<mans::prism::PlaneCoding>(p.planes);
+    cfg.threads = p.threads;
+    cfg.fill_values.assign(p.fill_values, p.fill_values + p.fill_count);
+    cfg.detect_fill = p.detect_fill != 0;
+    cfg.level_alpha = p.level_alpha;
+    cfg.level_beta = p.level_beta;
+    return cfg;
+}
+
+}  // namespace mans::detail::prism
+
 extern "C" {
 
 void mans_prism_params_init(mans_prism_params* p) {
@@ -62,24 +83,14 @@ void mans_prism_params_init(mans_prism_params* p) {
     p->level_beta = 4.0;
 }
 
+
 mans_status mans_prism_compress(const void* src, size_t src_size, const mans_prism_params* p, void** archive,
                                 size_t* archive_size) {
     if (!p || !archive || !archive_size || (p->fill_count && !p->fill_values)) return MANS_ERR_INVALID_ARGUMENT;
     *archive = nullptr;
     *archive_size = 0;
     try {
-        mans::prism::CompressConfig cfg;
-        cfg.type = static_cast<mans::prism::FloatType>(p->type);
-        cfg.rank = p->rank;
-        for (int a = 0; a < 4; ++a) cfg.dims[a] = p->dims[a];
-        cfg.mode = static_cast<mans::prism::ErrorMode>(p->mode);
-        cfg.error_bound = p->error_bound;
-        cfg.planes = static_cast<mans::prism::PlaneCoding>(p->planes);
-        cfg.threads = p->threads;
-        cfg.fill_values.assign(p->fill_values, p->fill_values + p->fill_count);
-        cfg.detect_fill = p->detect_fill != 0;
-        cfg.level_alpha = p->level_alpha;
-        cfg.level_beta = p->level_beta;
+        const mans::prism::CompressConfig cfg = mans::detail::prism::config_from_params(*p);
         std::vector<std::uint8_t> out;
         const mans::Errc e = mans::prism::compress(src, src_size, cfg, &out);
         if (e != mans::Errc::ok) return status(e);

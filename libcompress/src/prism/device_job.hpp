@@ -109,12 +109,19 @@ inline BaseData base_of(const mans_backend_prism_base& v) {
 Errc finish_job_archive(const std::uint8_t* p, std::uint64_t n, const mans_backend_prism_base& base,
                         std::size_t esize, std::vector<std::uint8_t>* archive);
 
+// Checks a field's size and configuration as mans::prism::compress does
+// (encoder.cpp): ok, or the error compress returns.
+Errc validate_config(std::size_t bytes, const mans::prism::CompressConfig& cfg);
+
 // The core's side of a module's prism_compress (module_compress.cpp):
 // the archive of a checked field and config, byte-identical to the CPU's
 // when the module is right; backend_unavailable when it failed at run
 // time, out_of_memory, or internal when its parts do not add up.
+// data_on_device: data is device memory of m's device (the device-memory
+// API), else host memory.
 Errc compress_on_module(const mans_backend_module& m, const void* data, std::size_t bytes,
-                        const mans::prism::CompressConfig& cfg, std::vector<std::uint8_t>* archive);
+                        const mans::prism::CompressConfig& cfg, std::vector<std::uint8_t>* archive,
+                        bool data_on_device = false);
 
 // The module's side: the field x (ex's memory) compressed as job j says,
 // the parts handed to j.finish. Returns a mans_status. Besides

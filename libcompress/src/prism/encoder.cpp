@@ -301,7 +301,9 @@ Errc Encoder<T>::run(std::vector<std::uint8_t>* archive) {
     return write_archive(&h_, base, &seg_bytes_, archive);
 }
 
-Errc validate(std::size_t bytes, const mans::prism::CompressConfig& cfg) {
+}  // namespace
+
+Errc validate_config(std::size_t bytes, const mans::prism::CompressConfig& cfg) {
     if (cfg.type != mans::prism::FloatType::f32 && cfg.type != mans::prism::FloatType::f64)
         return Errc::unsupported_dtype;
     if (cfg.rank < 1 || cfg.rank > kMaxRank) return Errc::invalid_argument;
@@ -325,7 +327,6 @@ Errc validate(std::size_t bytes, const mans::prism::CompressConfig& cfg) {
     return Errc::ok;
 }
 
-}  // namespace
 }  // namespace mans::detail::prism
 
 namespace mans::prism {
@@ -346,7 +347,7 @@ Errc compress(const void* data, std::size_t bytes, const CompressConfig& cfg,
               std::vector<std::uint8_t>* archive) noexcept {
     using namespace detail::prism;
     if (!archive || (!data && bytes)) return Errc::invalid_argument;
-    MANS_RETURN_IF_ERROR(validate(bytes, cfg));
+    MANS_RETURN_IF_ERROR(validate_config(bytes, cfg));
     const mans_backend_module* gpu = nullptr;
     MANS_RETURN_IF_ERROR(mans::detail::errc_guard([&] {
         return mans::detail::select_module(cfg.backend, mans::detail::BackendOp::prism_compress, bytes, &gpu);

@@ -103,8 +103,10 @@ std::vector<SelfTestField> self_test_fields() {
 }  // namespace
 
 Errc compress_on_module(const mans_backend_module& m, const void* data, std::size_t bytes,
-                        const mans::prism::CompressConfig& cfg, std::vector<std::uint8_t>* archive) {
+                        const mans::prism::CompressConfig& cfg, std::vector<std::uint8_t>* archive,
+                        bool data_on_device) {
     mans_backend_prism_job j = job_for(cfg, data, bytes);
+    j.data_on_device = data_on_device ? 1 : 0;
     FinishContext c{mans::prism::float_size(cfg.type), archive};
     j.ctx = &c;
     j.finish = finish_on_core;
