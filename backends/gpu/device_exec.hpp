@@ -115,15 +115,28 @@ public:
     // stream (so ordered with the launches around it).
     Errc rans_candidates(const mans::detail::prism::StreamBatch& b, mans_backend_chunk_batch* a) {
         if (!encode_) return Errc::backend_unavailable;
-        MANS_RETURN_IF_ERROR(mans::detail::prism::bind_rans_candidates(*this, b, kRansWave, a));
+        // Blocks in flight: as many as kRansTempBudget of scratch slices
+        // hold (a slice is about 6 MiB for a 128 KiB block), at most
+        // kRansWave, at least one.
+        const std::uint64_t slice =
+            mans::detail::encode_slice_layout(static_cast<std::size_t>(mans::detail::prism::rans_block_elems(b.width)),
+                                              b.width)
+                .total;
+        std::uint64_t wave = slice ? kRansTempBudget / slice : 1;
+        wave = wave < 1 ? 1 : wave > kRansWave ? kRansWave : wave;
+        MANS_RETURN_IF_ERROR(mans::detail::prism::bind_rans_candidates(*this, b, wave, a));
         if (err_ != kSuccess) return status();
         if (a->chunks == 0) return Errc::ok;
-        mans_backend_probe_result r{};
-        if (encode_(a, &r) < 0) {
+        if (encode_(a, &encoder_error_) < 0) {
             encoder_failed_ = true;
             return Errc::backend_unavailable;
         }
         return Errc::ok;
+    }
+    // What failed, for the module's error text ("" when nothing did).
+    const char* error_text() const {
+        if (encoder_failed_) return encoder_error_.text;
+        return err_ == kSuccess ? "" : error_string(err_);
     }
     // ok, or the first runtime error: out_of_memory for a failed
     // allocation, backend_unavailable for any other.
@@ -139,10 +152,10 @@ public:
     }
 
 private:
-    // Blocks of the chunk encoder in flight: each holds a scratch slice of
-    // a few hundred KiB (encode_slice_layout), so this bounds the temp.
     static constexpr std::uint64_t kRansWave = 2048;
+    static constexpr std::uint64_t kRansTempBudget = std::uint64_t{1} << 30;
     mans_backend_chunks_fn encode_ = nullptr;
+    mans_backend_probe_result encoder_error_{};
     Error err_ = kSuccess;
     bool encoder_failed_ = false;
     std::vector<void*> blocks_;

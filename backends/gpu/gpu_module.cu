@@ -590,8 +590,8 @@ int prism_compress_as(const mans_backend_prism_job& j, mans_backend_probe_result
         x = copy;
     }
     const int rc = ex.status() == mans::Errc::ok ? mans::detail::prism::run_prism_job<T>(ex, j, x) : static_cast<int>(ex.status());
-    if (rc == MANS_ERR_BACKEND_UNAVAILABLE || rc == MANS_ERR_OUT_OF_MEMORY)
-        set_text(err, "prism_compress", mans::gpu::last_error());
+    if ((rc == MANS_ERR_BACKEND_UNAVAILABLE || rc == MANS_ERR_OUT_OF_MEMORY) && err)
+        std::snprintf(err->text, sizeof err->text, "prism_compress: %s", ex.error_text());
     return rc;
 }
 

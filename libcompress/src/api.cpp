@@ -105,14 +105,20 @@ std::string run_self_test(const mans_backend_module& m, detail::BackendOp op) {
     return {};
 }
 
-// run_self_test once per module and operation for the process.
+// run_self_test once per module and operation for the process. A self-test
+// runs the codecs, which may ask for a placement again on the same thread
+// (hence the recursive lock): the same module and operation then reads as
+// not usable until its test is done.
 const std::string& self_test_result(const mans_backend_module& m, detail::BackendOp op) {
-    static std::mutex lock;
+    static std::recursive_mutex lock;
     static std::map<std::pair<const void*, int>, std::string> results;  // nodes never move
-    std::lock_guard<std::mutex> g(lock);
+    std::lock_guard<std::recursive_mutex> g(lock);
     const auto key = std::make_pair(static_cast<const void*>(&m), static_cast<int>(op));
     auto it = results.find(key);
-    if (it == results.end()) it = results.emplace(key, run_self_test(m, op)).first;
+    if (it == results.end()) {
+        it = results.emplace(key, "self-test in progress").first;
+        it->second = run_self_test(m, op);
+    }
     return it->second;
 }
 
@@ -506,10 +512,13 @@ Result DecompressContext::decompress(void* dst, std::size_t dst_cap, const void*
         if ((!src && src_bytes) || (!dst && dst_cap) || cfg.threads < 0 || cfg.threads > kMaxThreads)
             return Result::fail(Errc::invalid_argument);
         Placement pl;
-        // The raw size is known after parsing; a forced backend is checked first.
-        if (Errc e = select_backend(cfg.backend, detail::BackendOp::mans_decompress, ~std::uint64_t{0}, &pl);
-            e != Errc::ok)
-            return Result::fail(e);
+        // The raw size is known after parsing; a forced backend is checked
+        // first (automatic is placed below, by size, without loading
+        // modules for small streams).
+        if (cfg.backend != Backend::automatic)
+            if (Errc e = select_backend(cfg.backend, detail::BackendOp::mans_decompress, ~std::uint64_t{0}, &pl);
+                e != Errc::ok)
+                return Result::fail(e);
         Impl& im = *impl_;
         const auto* in = static_cast<const std::uint8_t*>(src);
         if (Errc e = detail::parse_frame(in, src_bytes, &im.frame); e != Errc::ok) return Result::fail(e);

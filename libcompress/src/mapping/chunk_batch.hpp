@@ -108,7 +108,10 @@ MANS_HD ChunkEncodeLayout chunk_encode_layout(unsigned esize, std::uint64_t bloc
     l.per_chunk = ceil_div_u64(max_in_bytes / esize, block_elems);
     if (l.per_chunk && chunks > (~0ull >> 20) / l.per_chunk) return l;  // absurd batch: overflow
     l.total_blocks = l.per_chunk * chunks;
-    l.slot_bytes = align16(1 + block_elems * esize);
+    // A payload is at most 1 + its block's raw bytes, which are at most
+    // a block's and at most max_in_bytes.
+    const std::uint64_t block_raw = block_elems * esize;
+    l.slot_bytes = align16(1 + (max_in_bytes < block_raw ? max_in_bytes : block_raw));
     l.slice = encode_slice_layout(static_cast<std::size_t>(block_elems), esize).total;
     l.wave_blocks = wave_blocks < l.total_blocks ? wave_blocks : l.total_blocks;
     TempCursor t;

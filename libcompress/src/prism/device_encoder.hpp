@@ -247,9 +247,6 @@ void device_predict(Exec& ex, const T* x, const std::uint8_t* mask, const Grid& 
         }
 }
 
-// The level's codes as its part of the archive: plane count, tables,
-// segment sizes and checksums into the header, the bytes appended to
-// *bytes.
 // The device chunk encoder's batch (mapping/chunk_batch.hpp) over b's
 // rANS candidates, in ex's memory: in_ptrs = b.src, in_bytes = b.rans_in,
 // an output slot of stream_bound(largest stream) bytes per stream, and
@@ -274,6 +271,7 @@ Errc bind_rans_candidates(Exec& ex, const StreamBatch& b, std::uint64_t wave, ma
     static_assert(sizeof(const void*) == sizeof(const std::uint8_t*), "in_ptrs reuse b.src");
     a->in_ptrs = reinterpret_cast<const void* const*>(b.src);
     a->in_bytes = b.rans_in;
+    MANS_RETURN_IF(count && cap > ~std::uint64_t{0} / count, Errc::out_of_memory);
     std::uint8_t* out = ex.template alloc<std::uint8_t>(count * cap);
     void** ptrs = ex.template alloc<void*>(count);
     ex.threads(count, [=] MANS_HD_LAMBDA(std::uint64_t i) { ptrs[i] = out + i * cap; });
@@ -288,6 +286,9 @@ Errc bind_rans_candidates(Exec& ex, const StreamBatch& b, std::uint64_t wave, ma
     return Errc::ok;
 }
 
+// The level's codes as its part of the archive: plane count, tables,
+// segment sizes and checksums into the header, the bytes appended to
+// *bytes.
 template <typename Exec>
 Errc device_code_level(Exec& ex, const std::int32_t* codes, Header* h, unsigned l,
                        std::vector<std::vector<std::uint8_t>>* bytes) {

@@ -104,10 +104,12 @@ inline BaseData base_of(const mans_backend_prism_base& v) {
 }
 
 // The archive from a module's archive without base (p, n) and the base's
-// data: header re-read (the reader's checks), base encoded and spliced in.
-// internal when the module's parts do not add up.
+// data for the field of cfg: header re-read (the reader's checks) and
+// compared with cfg, base encoded, checked against the header
+// (decode_base) and spliced in. internal when the module's parts do not
+// add up.
 Errc finish_job_archive(const std::uint8_t* p, std::uint64_t n, const mans_backend_prism_base& base,
-                        std::size_t esize, std::vector<std::uint8_t>* archive);
+                        const mans::prism::CompressConfig& cfg, std::vector<std::uint8_t>* archive);
 
 // Checks a field's size and configuration as mans::prism::compress does
 // (encoder.cpp): ok, or the error compress returns.

@@ -34,6 +34,9 @@ std::vector<std::uint8_t> mans_stream(const std::uint8_t* src, std::size_t n, un
     CompressConfig cfg;
     cfg.dtype = width_dtype(width);
     cfg.threads = 1;  // the caller parallelises over segments
+    // Always the CPU: segments are small, and a module's self-test runs
+    // PRISM on the CPU while it holds the self-test lock.
+    cfg.backend = mans::Backend::cpu;
     std::vector<std::uint8_t> out(compress_bound(n));
     const Result r = compress(out.data(), out.size(), src, n, cfg);
     if (!r) return {};
@@ -88,6 +91,7 @@ Errc decode_payload(Method method, const std::uint8_t* payload, std::size_t size
                 return Errc::corrupt_block;
             DecompressConfig cfg;
             cfg.threads = 1;
+            cfg.backend = mans::Backend::cpu;  // as in mans_stream
             const Result r = decompress(dst, n, payload, size, cfg);
             if (!r || r.size != n) return Errc::corrupt_block;
             return Errc::ok;

@@ -13,7 +13,7 @@
 namespace mans::detail::prism {
 
 Errc finish_job_archive(const std::uint8_t* p, std::uint64_t n, const mans_backend_prism_base& base,
-                        std::size_t esize, std::vector<std::uint8_t>* archive) {
+                        const mans::prism::CompressConfig& cfg, std::vector<std::uint8_t>* archive) {
     // The module's header is untrusted only as far as a miscompiled module
     // goes: it must pass the reader's parser and declare no base.
     std::uint64_t hlen = 0;
@@ -23,22 +23,30 @@ Errc finish_job_archive(const std::uint8_t* p, std::uint64_t n, const mans_backe
     Header h;
     MANS_RETURN_IF(parse_header(p, static_cast<std::size_t>(header), n, &h) != Errc::ok || h.base_bytes != 0,
                    Errc::internal);
+    // The field it describes is the one asked for, and the base's data
+    // fits the header (decode_base's checks of sizes, counts, positions).
+    MANS_RETURN_IF(h.type != cfg.type || h.grid.rank != cfg.rank || h.coding != static_cast<Coding>(cfg.planes),
+                   Errc::internal);
+    for (unsigned a = 0; a < cfg.rank; ++a) MANS_RETURN_IF(h.grid.n[a] != cfg.dims[a], Errc::internal);
     MANS_RETURN_IF(base.levels != h.levels, Errc::internal);
+    const std::vector<std::uint8_t> encoded = encode_base(base_of(base), mans::prism::float_size(cfg.type));
+    BaseData check;
+    MANS_RETURN_IF(decode_base(encoded.data(), encoded.size(), h, &check) != Errc::ok, Errc::internal);
     std::vector<std::vector<std::uint8_t>> segments(1, std::vector<std::uint8_t>(p + header, p + n));
-    return write_archive(&h, encode_base(base_of(base), esize), &segments, archive);
+    return write_archive(&h, encoded, &segments, archive);
 }
 
 namespace {
 
 struct FinishContext {
-    std::size_t esize;
+    const mans::prism::CompressConfig* cfg;
     std::vector<std::uint8_t>* archive;
     Errc result = Errc::internal;  // stays so when finish is never called
 };
 
 int finish_on_core(void* ctx, const std::uint8_t* p, std::uint64_t n, const mans_backend_prism_base* base) {
     auto* c = static_cast<FinishContext*>(ctx);
-    c->result = base ? errc_guard([&] { return finish_job_archive(p, n, *base, c->esize, c->archive); })
+    c->result = base ? errc_guard([&] { return finish_job_archive(p, n, *base, *c->cfg, c->archive); })
                      : Errc::internal;
     return static_cast<int>(c->result);
 }
@@ -107,18 +115,19 @@ Errc compress_on_module(const mans_backend_module& m, const void* data, std::siz
                         bool data_on_device) {
     mans_backend_prism_job j = job_for(cfg, data, bytes);
     j.data_on_device = data_on_device ? 1 : 0;
-    FinishContext c{mans::prism::float_size(cfg.type), archive};
+    FinishContext c{&cfg, archive};
     j.ctx = &c;
     j.finish = finish_on_core;
     mans_backend_probe_result err{};
     const int rc = m.prism_compress(&j, &err);
     if (rc == MANS_OK) return c.result;
-    // finish's error comes back as it was; a module's own is a run-time
-    // failure, memory, or its fault.
+    // finish's error comes back as it was; the encoder's own (e.g.
+    // invalid_argument for a value range that overflows, as on the CPU),
+    // a run-time failure or memory pass as they are; anything else is the
+    // module's fault.
     if (rc == static_cast<int>(c.result)) return c.result;
-    if (rc == MANS_ERR_OUT_OF_MEMORY) return Errc::out_of_memory;
-    if (rc == MANS_ERR_BACKEND_UNAVAILABLE) return Errc::backend_unavailable;
-    return Errc::internal;
+    const bool named = std::string(mans_status_name(static_cast<mans_status>(rc))) != "MANS_ERR_UNKNOWN";
+    return named ? static_cast<Errc>(rc) : Errc::internal;
 }
 
 std::string prism_self_test(const mans_backend_module& m) {
