@@ -4,8 +4,6 @@
 // stream with the shared steps of mapping/chunk_batch.hpp. No exception
 // crosses this file.
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <new>
 #include <string>
 #include <vector>
@@ -240,12 +238,7 @@ mans_status mans_device_prism_compress(mans_device* dev, const void* d_src, size
         std::vector<std::uint8_t> out;
         const mans::Errc e = dp::compress_on_module(*m, d_src, src_size, cfg, &out, true);
         if (e != mans::Errc::ok) return static_cast<mans_status>(e);
-        void* buf = std::malloc(out.empty() ? 1 : out.size());
-        if (!buf) return MANS_ERR_OUT_OF_MEMORY;
-        if (!out.empty()) std::memcpy(buf, out.data(), out.size());
-        *archive = buf;
-        *archive_size = out.size();
-        return MANS_OK;
+        return dp::hand_out_archive(out, archive, archive_size);
     } catch (const std::bad_alloc&) {
         return MANS_ERR_OUT_OF_MEMORY;
     } catch (...) {

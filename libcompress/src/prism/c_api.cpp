@@ -67,6 +67,15 @@ mans::prism::CompressConfig config_from_params(const mans_prism_params& p) {
     return cfg;
 }
 
+mans_status hand_out_archive(const std::vector<std::uint8_t>& out, void** archive, size_t* archive_size) {
+    void* buf = std::malloc(out.empty() ? 1 : out.size());
+    if (!buf) return MANS_ERR_OUT_OF_MEMORY;
+    if (!out.empty()) std::memcpy(buf, out.data(), out.size());
+    *archive = buf;
+    *archive_size = out.size();
+    return MANS_OK;
+}
+
 }  // namespace mans::detail::prism
 
 extern "C" {
@@ -94,12 +103,7 @@ mans_status mans_prism_compress(const void* src, size_t src_size, const mans_pri
         std::vector<std::uint8_t> out;
         const mans::Errc e = mans::prism::compress(src, src_size, cfg, &out);
         if (e != mans::Errc::ok) return status(e);
-        void* buf = std::malloc(out.empty() ? 1 : out.size());
-        if (!buf) return MANS_ERR_OUT_OF_MEMORY;
-        if (!out.empty()) std::memcpy(buf, out.data(), out.size());
-        *archive = buf;
-        *archive_size = out.size();
-        return MANS_OK;
+        return mans::detail::prism::hand_out_archive(out, archive, archive_size);
     } catch (const std::bad_alloc&) {
         return MANS_ERR_OUT_OF_MEMORY;
     } catch (...) {

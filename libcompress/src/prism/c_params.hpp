@@ -3,6 +3,10 @@
 // mans_device_prism_compress (device_api.cpp).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
 #include "mans/prism.h"
 #include "mans/prism.hpp"
 
@@ -10,5 +14,9 @@ namespace mans::detail::prism {
 
 // p has been checked for null (and fill_values for null with a count).
 mans::prism::CompressConfig config_from_params(const mans_prism_params& p);
+
+// The archive in a buffer of malloc (released by mans_prism_free) at
+// *archive, its size at *archive_size; MANS_ERR_OUT_OF_MEMORY when none.
+mans_status hand_out_archive(const std::vector<std::uint8_t>& out, void** archive, size_t* archive_size);
 
 }  // namespace mans::detail::prism
