@@ -5,9 +5,10 @@
 // kept and ends every later launch; status() reports it.
 //
 // The module's prism_compress (gpu_module.cu) runs device_compress with
-// it, handing it the module's chunk encoder for the rANS candidates;
-// tests/gpu/hd_compile_check.cu instantiates it without one (nvcc with
-// --extended-lambda, hipcc), when rans_candidates answers
+// it, handing it the module's chunk encoder for the rANS candidates (and
+// its chunk decoder for device_reconstruct's rANS streams);
+// tests/gpu/hd_compile_check.cu instantiates both without them (nvcc with
+// --extended-lambda, hipcc), when rans_candidates and rans_decode answer
 // backend_unavailable.
 #pragma once
 
@@ -17,6 +18,7 @@
 
 #include "warp_team.hpp"  // first: it includes the runtime's headers
 
+#include "prism/device_decoder.hpp"
 #include "prism/device_encoder.hpp"
 
 namespace mans::gpu {
@@ -65,8 +67,10 @@ public:
     using Team = mans::detail::WarpTeam;
     using Transpose = BallotTranspose;
 
-    // encode: the module's chunk_encode (mans_backend_chunks_fn), or null.
-    explicit DeviceExec(mans_backend_chunks_fn encode = nullptr) : encode_(encode) {}
+    // encode, decode: the module's chunk_encode and chunk_decode
+    // (mans_backend_chunks_fn), or null.
+    explicit DeviceExec(mans_backend_chunks_fn encode = nullptr, mans_backend_chunks_fn decode = nullptr)
+        : encode_(encode), decode_(decode) {}
     DeviceExec(const DeviceExec&) = delete;
     DeviceExec& operator=(const DeviceExec&) = delete;
     ~DeviceExec() {
@@ -127,21 +131,37 @@ public:
         MANS_RETURN_IF_ERROR(mans::detail::prism::bind_rans_candidates(*this, b, wave, a));
         if (err_ != kSuccess) return status();
         if (a->chunks == 0) return Errc::ok;
-        if (encode_(a, &encoder_error_) < 0) {
-            encoder_failed_ = true;
+        if (encode_(a, &coder_error_) < 0) {
+            coder_failed_ = true;
+            return Errc::backend_unavailable;
+        }
+        return Errc::ok;
+    }
+    // PRISM's rANS streams decoded by the module's chunk decoder on the
+    // default stream (prism/device_decoder.hpp), with as many blocks in
+    // flight as kRansTempBudget of scratch slices hold.
+    Errc rans_decode(mans_backend_chunk_batch* a) {
+        if (!decode_) return Errc::backend_unavailable;
+        const std::uint64_t slice = mans::detail::block_scratch_bytes(static_cast<std::size_t>(a->max_block_bytes));
+        std::uint64_t wave = slice ? kRansTempBudget / slice : 1;
+        wave = wave < 1 ? 1 : wave > mans::detail::kChunkWaveBlocks ? mans::detail::kChunkWaveBlocks : wave;
+        MANS_RETURN_IF_ERROR(mans::detail::prism::bind_rans_decode(*this, a, wave));
+        if (err_ != kSuccess) return status();
+        if (decode_(a, &coder_error_) < 0) {
+            coder_failed_ = true;
             return Errc::backend_unavailable;
         }
         return Errc::ok;
     }
     // What failed, for the module's error text ("" when nothing did).
     const char* error_text() const {
-        if (encoder_failed_) return encoder_error_.text;
+        if (coder_failed_) return coder_error_.text;
         return err_ == kSuccess ? "" : error_string(err_);
     }
     // ok, or the first runtime error: out_of_memory for a failed
     // allocation, backend_unavailable for any other.
     Errc status() const {
-        if (encoder_failed_) return Errc::backend_unavailable;
+        if (coder_failed_) return Errc::backend_unavailable;
         if (err_ == kSuccess) return Errc::ok;
         return err_ == kErrorMemoryAllocation ? Errc::out_of_memory : Errc::backend_unavailable;
     }
@@ -155,9 +175,10 @@ private:
     static constexpr std::uint64_t kRansWave = 2048;
     static constexpr std::uint64_t kRansTempBudget = std::uint64_t{1} << 30;
     mans_backend_chunks_fn encode_ = nullptr;
-    mans_backend_probe_result encoder_error_{};
+    mans_backend_chunks_fn decode_ = nullptr;
+    mans_backend_probe_result coder_error_{};
     Error err_ = kSuccess;
-    bool encoder_failed_ = false;
+    bool coder_failed_ = false;
     std::vector<void*> blocks_;
 };
 

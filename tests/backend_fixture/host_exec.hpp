@@ -6,7 +6,8 @@
 // steps (mapping/chunk_batch.hpp: a wave of three reused scratch slices,
 // teams in reverse). Used by test_prism_device_order and by the stand-in
 // module's prism_compress (fixture_module.cpp), so that the core's GPU
-// dispatch runs the kernels' code here.
+// dispatch runs the kernels' code here; with the chunk decoder's steps for
+// prism/device_decoder.hpp (test_prism_device_decode).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,7 @@
 
 #include "core/team.hpp"
 #include "mapping/chunk_batch.hpp"
+#include "prism/device_decoder.hpp"
 #include "prism/device_encoder.hpp"
 
 namespace mans_fixture {
@@ -75,6 +77,28 @@ struct HostExec {
         }
         for (std::uint64_t c = a->chunks; c-- > 0;) d::finish_chunk_encode(*a, l, c);
         for (std::uint64_t g = l.total_blocks; g-- > 0;) d::place_chunk_block(*a, l, g);
+        return mans::Errc::ok;
+    }
+    // The chunk decoder's steps (mapping/chunk_batch.hpp) with a wave of
+    // three reused scratch slices, every step's items in reverse.
+    mans::Errc rans_decode(mans_backend_chunk_batch* a) {
+        namespace d = mans::detail;
+        const mans::Errc e = d::prism::bind_rans_decode(*this, a, 3);
+        if (e != mans::Errc::ok) return e;
+        const std::uint64_t wave = d::chunk_decode_wave(*a);
+        const d::ChunkDecodeLayout l = d::chunk_decode_layout(a->chunks, a->out_capacity, a->max_block_bytes, wave);
+        if (wave == 0) return mans::Errc::internal;
+        for (std::uint64_t c = a->chunks; c-- > 0;) d::parse_chunk(*a, l, c);
+        for (std::uint64_t t = l.list_tiles; t-- > 0;) d::sum_list_tile(*a, l, t);
+        d::scan_list_tiles(*a, l);
+        for (std::uint64_t c = a->chunks; c-- > 0;) d::first_chunk_block(*a, l, c);
+        for (std::uint64_t g = l.total_blocks; g-- > 0;) d::list_chunk_block(*a, l, g);
+        std::uint64_t area[d::kTeamSharedWords];
+        for (std::uint64_t item = wave; item-- > 0;) {
+            for (auto& w : area) w = 0xA5A5A5A5A5A5A5A5ull;
+            d::decode_chunk_blocks_strided(*a, l, item, d::LoopTeam{32, area, item % 2 == 1});
+        }
+        for (std::uint64_t c = a->chunks; c-- > 0;) d::finish_chunk_decode(*a, l, c);
         return mans::Errc::ok;
     }
 };

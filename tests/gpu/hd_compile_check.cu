@@ -387,3 +387,11 @@ template mans::Errc p::device_compress<float, mans::gpu::DeviceExec>(mans::gpu::
 template mans::Errc p::device_compress<double, mans::gpu::DeviceExec>(mans::gpu::DeviceExec&, const double*,
                                                                        const mans::prism::CompressConfig&,
                                                                        std::vector<std::uint8_t>*, p::DeviceRanges);
+// And the reconstruction (prism/device_decoder.hpp; its host run is
+// tests/test_prism_device_decode.cpp).
+template mans::Errc p::device_reconstruct<float, mans::gpu::DeviceExec>(
+    mans::gpu::DeviceExec&, const p::Header&, const p::BaseData&, const std::vector<const std::uint8_t*>&,
+    const std::vector<std::uint32_t>&, float*);
+template mans::Errc p::device_reconstruct<double, mans::gpu::DeviceExec>(
+    mans::gpu::DeviceExec&, const p::Header&, const p::BaseData&, const std::vector<const std::uint8_t*>&,
+    const std::vector<std::uint32_t>&, double*);

@@ -1,0 +1,269 @@
+// test_prism_device_decode.cpp - PRISM reconstruction as a GPU runs it
+// (prism/device_decoder.hpp: segments parsed a thread each, the rANS
+// streams by the device chunk decoder's steps, a team per chunk merging
+// its planes, every pass's points on the full grid), here with the host
+// executor that plays launches in reverse over memory full of garbage.
+//   - The values equal the CPU Reader's, byte for byte, for full and
+//     coarse retrievals of real and synthetic fields, both codings.
+//   - A level's words equal decode_plane_chunks' (the CPU's), and a level
+//     the CPU refuses (damaged bytes, a shortened segment) is refused with
+//     the CPU's corrupt_block: nothing read out of bounds (ASan builds).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend_fixture/host_exec.hpp"
+#include "mans/prism.hpp"
+#include "prism/archive.hpp"
+#include "prism/base.hpp"
+#include "prism/device_decoder.hpp"
+#include "prism/plane_coding.hpp"
+#include "prism_hd_steps.hpp"
+#include "test_support.hpp"
+
+namespace dp = mans::detail::prism;
+using mans::Errc;
+
+namespace {
+
+using HostExec = mans_fixture::HostExec;
+
+struct Parsed {
+    dp::Header h;
+    dp::BaseData base;
+};
+
+Parsed parse(const mans_test::Bytes& archive) {
+    Parsed p;
+    REQUIRE(dp::parse_header(archive.data(), archive.size(), archive.size(), &p.h) == Errc::ok);
+    REQUIRE(dp::decode_base(archive.data() + p.h.header_bytes, static_cast<std::size_t>(p.h.base_bytes), p.h, &p.base) ==
+            Errc::ok);
+    return p;
+}
+
+// Planes [0, kept) of level l as stored, in the executor's memory.
+const std::uint8_t* level_planes(HostExec& ex, const mans_test::Bytes& archive, const dp::Header& h, unsigned l,
+                                 unsigned kept) {
+    const std::uint64_t begin = h.plane_range_begin(l, 0), bytes = h.plane_range_bytes(l, 0, kept);
+    std::uint8_t* p = ex.alloc<std::uint8_t>(bytes);
+    ex.to_device(p, archive.data() + begin, static_cast<std::size_t>(bytes));
+    return p;
+}
+
+template <typename T>
+mans_test::Bytes device_values(const mans_test::Bytes& archive, const std::vector<std::uint32_t>& kept,
+                               unsigned team_size) {
+    const Parsed p = parse(archive);
+    HostExec ex;
+    ex.team_size = team_size;
+    std::vector<const std::uint8_t*> levels(p.h.levels, nullptr);
+    for (unsigned l = 0; l < p.h.levels; ++l)
+        if (kept[l]) levels[l] = level_planes(ex, archive, p.h, l, kept[l]);
+    T* out = ex.alloc<T>(p.h.grid.count);
+    REQUIRE(dp::device_reconstruct<T>(ex, p.h, p.base, levels, kept, out) == Errc::ok);
+    CHECK(ex.launches > 3);
+    mans_test::Bytes bytes(static_cast<std::size_t>(p.h.grid.count * sizeof(T)));
+    ex.to_host(bytes.data(), out, bytes.size());
+    return bytes;
+}
+
+struct Case {
+    std::string what;
+    mans_test::Bytes raw;
+    mans::prism::FloatType type;
+    unsigned rank;
+    std::uint64_t dims[4];
+    double rel;
+    std::vector<double> fills;
+};
+
+mans_test::Bytes compress(const Case& k, mans::prism::PlaneCoding coding) {
+    mans::prism::CompressConfig cfg;
+    cfg.type = k.type;
+    cfg.rank = k.rank;
+    for (unsigned a = 0; a < k.rank; ++a) cfg.dims[a] = k.dims[a];
+    cfg.mode = mans::prism::ErrorMode::relative;
+    cfg.error_bound = k.rel;
+    cfg.planes = coding;
+    cfg.fill_values = k.fills;
+    cfg.threads = 2;
+    mans_test::Bytes archive;
+    REQUIRE(mans::prism::compress(k.raw.data(), k.raw.size(), cfg, &archive) == Errc::ok);
+    return archive;
+}
+
+// Every target's device values against the Reader's; returns how many
+// retrievals cut some level's planes.
+unsigned check_case(const Case& k, mans::prism::PlaneCoding coding, unsigned team_size) {
+    INFO(k.what << " rel " << k.rel << ", coding " << static_cast<int>(coding) << ", team " << team_size);
+    const mans_test::Bytes archive = compress(k, coding);
+    mans::prism::Reader r;
+    REQUIRE(mans::prism::Reader::open(mans::prism::memory_source(archive.data(), archive.size()), &r) == Errc::ok);
+    unsigned cut = 0;
+    for (const double rel : {0.0, 1e-1, 1e-2, 4 * k.rel}) {
+        if (rel > 0 && rel <= k.rel) continue;  // a coarse bound only
+        const mans::prism::Target target = rel > 0 ? mans::prism::Target::rel(rel) : mans::prism::Target::full();
+        mans::prism::Retrieval cpu;
+        REQUIRE(r.retrieve(target, &cpu, 2) == Errc::ok);
+        const std::vector<std::uint32_t> kept = cpu.stats().planes;
+        std::string planes;
+        for (std::uint32_t v : kept) planes += std::to_string(v) + " ";
+        INFO("planes kept per level: " << planes);
+        const mans_test::Bytes gpu = k.type == mans::prism::FloatType::f32 ? device_values<float>(archive, kept, team_size)
+                                                                            : device_values<double>(archive, kept, team_size);
+        REQUIRE(gpu.size() == cpu.bytes());
+        std::size_t first_diff = 0;
+        const auto* want = static_cast<const std::uint8_t*>(cpu.data());
+        while (first_diff < gpu.size() && gpu[first_diff] == want[first_diff]) ++first_diff;
+        INFO("first differing byte " << first_diff << " of " << gpu.size());
+        CHECK(first_diff == gpu.size());
+        const Parsed p = parse(archive);
+        for (unsigned l = 0; l < p.h.levels; ++l)
+            if (kept[l] < p.h.level[l].planes) {
+                ++cut;
+                break;
+            }
+    }
+    return cut;
+}
+
+std::vector<Case> cases() {
+    using mans::prism::FloatType;
+    std::vector<Case> out;
+    const std::uint64_t d3[] = {23, 31, 37}, d4[] = {4, 5, 6, 7}, d1[] = {30000};
+    out.push_back({"synthetic f32 23x31x37 with NaN, Inf, fill and spikes", mans_test::special_field<float>(d3, 3, 5e3),
+                   FloatType::f32, 3, {23, 31, 37, 0}, 1e-4, {-1e10}});
+    out.push_back({"synthetic f64 4x5x6x7 with NaN, Inf, fill and spikes", mans_test::special_field<double>(d4, 4, 1e9),
+                   FloatType::f64, 4, {4, 5, 6, 7}, 1e-12, {-1e10}});
+    out.push_back({"synthetic f32 1D of 30000", mans_test::special_field<float>(d1, 1, 50), FloatType::f32, 1,
+                   {30000, 0, 0, 0}, 1e-3, {}});
+    const struct {
+        const char* file;
+        FloatType type;
+        unsigned rank;
+        std::uint64_t dims[4];
+        double rel;
+    } fields[] = {
+        {"echam5_t_17x96x192.f32", FloatType::f32, 3, {17, 96, 192, 0}, 1e-4},
+        {"levitus_temp_20x180x360.f32", FloatType::f32, 3, {20, 180, 360, 0}, 1e-5},  // 44 % fill, detected
+        {"cosmo_hsurf_438x450.f32", FloatType::f32, 2, {438, 450, 0, 0}, 1e-3},
+        {"stageiv_precip_23x118x87.f32", FloatType::f32, 3, {23, 118, 87, 0}, 1e-2},
+        {"sdo_aia171_128x128.f64", FloatType::f64, 2, {128, 128, 0, 0}, 1e-6},
+    };
+    for (const auto& f : fields) {
+        const std::string path = mans_test::find_data_file(f.file);
+        if (path.empty()) {
+            WARN("skipped: " << f.file << " not found");
+            continue;
+        }
+        out.push_back({f.file, mans_test::read_file(path), f.type, f.rank, {f.dims[0], f.dims[1], f.dims[2], f.dims[3]},
+                       f.rel, {}});
+    }
+    return out;
+}
+
+// Level l's words from planes [0, kept) by the CPU (decode_plane_chunks,
+// chunk by chunk); corrupt_block when any chunk is refused.
+Errc cpu_words(const dp::Header& h, const std::uint8_t* level, unsigned l, unsigned kept, std::vector<std::uint32_t>* words) {
+    const std::uint64_t codes = h.level[l].codes, chunk = h.chunk_codes, begin = h.plane_range_begin(l, 0);
+    words->assign(static_cast<std::size_t>(codes), 0);
+    for (std::uint64_t ch = 0; ch < h.chunks(l); ++ch) {
+        const std::uint8_t* payload[dp::kMaxPlanes];
+        std::size_t size[dp::kMaxPlanes];
+        for (unsigned b = 0; b < kept; ++b) {
+            const std::size_t si = h.segment_index(l, b, ch);
+            payload[b] = level + (h.segment_offset[si] - begin);
+            size[b] = h.segments[si].stored;
+        }
+        const Errc e = dp::decode_plane_chunks(payload, size, words->data() + ch * chunk, std::min(chunk, codes - ch * chunk),
+                                               0, kept, h.level[l].planes, h.coding);
+        if (e != Errc::ok) return e;
+    }
+    return Errc::ok;
+}
+
+// The device's words of level l against the CPU's, from `level` (the
+// planes' bytes, possibly damaged) under header h (possibly altered).
+// Returns the CPU's result, which the device's must equal.
+Errc compare_level(const dp::Header& h, const std::vector<std::uint8_t>& level, unsigned l, unsigned kept,
+                   unsigned team_size) {
+    std::vector<std::uint32_t> want;
+    const Errc cpu = cpu_words(h, level.data(), l, kept, &want);
+    HostExec ex;
+    ex.team_size = team_size;
+    std::uint8_t* dev = ex.alloc<std::uint8_t>(level.size());
+    ex.to_device(dev, level.data(), level.size());
+    std::uint32_t* words = ex.alloc<std::uint32_t>(h.level[l].codes);
+    const Errc gpu = dp::device_decode_level(ex, h, l, kept, dev, words);
+    CHECK(gpu == cpu);
+    if (gpu == Errc::ok && cpu == Errc::ok) {
+        std::vector<std::uint32_t> got(want.size());
+        ex.to_host(got.data(), words, got.size() * 4);
+        CHECK(got == want);
+    }
+    return cpu;
+}
+
+}  // namespace
+
+TEST_CASE("PRISM values reconstructed by the HD steps in GPU order equal the CPU reader's",
+          "[prism][device_decode][one_thread]") {
+    const std::vector<Case> all = cases();
+    CHECK(all.size() >= 8);
+    unsigned k = 0, cut = 0;
+    for (const Case& c : all)
+        for (auto coding : {mans::prism::PlaneCoding::negabinary, mans::prism::PlaneCoding::sign_magnitude}) {
+            const unsigned teams[] = {32, 1, 64};
+            cut += check_case(c, coding, teams[k++ % 3]);
+        }
+    CHECK(cut >= all.size());  // coarse retrievals were compared, not only full ones
+}
+
+TEST_CASE("PRISM plane decoding in GPU order refuses what the CPU refuses", "[prism][device_decode][one_thread]") {
+    const std::vector<Case> all = cases();
+    std::mt19937_64 rng(20261203);
+    unsigned refused = 0, accepted_damage = 0, levels = 0;
+    std::uint64_t rans_streams = 0;
+    for (std::size_t ci = 0; ci < all.size(); ci += 2)
+        for (auto coding : {mans::prism::PlaneCoding::negabinary, mans::prism::PlaneCoding::sign_magnitude}) {
+            INFO(all[ci].what << ", coding " << static_cast<int>(coding));
+            const mans_test::Bytes archive = compress(all[ci], coding);
+            const Parsed p = parse(archive);
+            for (unsigned l = 0; l < p.h.levels; ++l) {
+                const unsigned kept = p.h.level[l].planes;
+                if (!kept) continue;
+                INFO("level " << l << " of " << p.h.levels << ", " << kept << " planes");
+                const std::uint64_t begin = p.h.plane_range_begin(l, 0), bytes = p.h.plane_range_bytes(l, 0, kept);
+                std::vector<std::uint8_t> level(archive.begin() + begin, archive.begin() + begin + bytes);
+                REQUIRE(compare_level(p.h, level, l, kept, 32) == Errc::ok);
+                ++levels;
+                for (std::size_t b = 0; b + 1 < level.size(); ++b)  // rANS frames in the level (their magic)
+                    rans_streams += level[b] == 'M' && b + 4 <= level.size() && std::memcmp(&level[b], "MANS", 4) == 0;
+                // Damaged bytes: a few flips, anywhere in the level.
+                for (int trial = 0; trial < 6 && !level.empty(); ++trial) {
+                    std::vector<std::uint8_t> bad = level;
+                    const std::size_t at = static_cast<std::size_t>(rng() % bad.size());
+                    bad[at] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
+                    INFO("flipped a bit of byte " << at);
+                    const Errc e = compare_level(p.h, bad, l, kept, trial % 2 ? 1 : 32);
+                    (e == Errc::ok ? accepted_damage : refused) += 1;
+                }
+                // A segment one byte short (the header altered, the bytes as they are).
+                dp::Header h = p.h;
+                const std::size_t si = h.segment_index(l, kept - 1, h.chunks(l) - 1);
+                if (h.segments[si].stored > 0) {
+                    h.segments[si].stored -= 1;
+                    CHECK(compare_level(h, level, l, kept, 32) == Errc::corrupt_block);
+                }
+            }
+        }
+    INFO(levels << " levels, " << refused << " damaged levels refused, " << accepted_damage << " accepted");
+    CHECK(levels > 10);
+    CHECK(refused > 10);  // the damage reached the checks (a flip in a raw stream may decode to other bits)
+    CHECK(rans_streams > 0);  // rANS streams were decoded by the chunk decoder's steps
+}
