@@ -12,6 +12,7 @@
 #include "core/team.hpp"
 #include "mans/mans.hpp"
 #include "mapping/chunk_batch.hpp"
+#include "test_support.hpp"
 #include "prism/level_codes.hpp"
 
 namespace d = mans::detail;
@@ -184,6 +185,47 @@ std::vector<std::uint64_t> list_bits(const std::vector<std::uint8_t>& bits, std:
     }
     CHECK(wrong_ends == 0);
     return out;
+}
+
+std::vector<PrismCase> prism_cases() {
+    using mans::prism::FloatType;
+    std::vector<PrismCase> cases;
+    const std::uint64_t d3[] = {23, 31, 37}, d4[] = {4, 5, 6, 7}, d1[] = {30000};
+    cases.push_back({"synthetic f32 23x31x37 with NaN, Inf, fill and spikes", special_field<float>(d3, 3, 5e3),
+                     FloatType::f32, 3, {23, 31, 37, 0}, 1e-4, {-1e10}});
+    cases.push_back({"synthetic f64 4x5x6x7 with NaN, Inf, fill and spikes", special_field<double>(d4, 4, 1e9),
+                     FloatType::f64, 4, {4, 5, 6, 7}, 1e-12, {-1e10}});
+    std::vector<std::uint8_t> zeros(40 * 50 * sizeof(float));  // smallest value zero of both signs, only the first -0
+    for (std::uint64_t i = 0; i < 40 * 50; ++i) {
+        float v = i % 5 == 0 ? (i == 0 ? -0.0f : 0.0f) : 1.0f + std::sin(static_cast<float>(i) / 7);
+        if (i % 401 == 3) v = 9.96921e36f;  // a netCDF fill, detected
+        std::memcpy(zeros.data() + i * sizeof(float), &v, sizeof v);
+    }
+    cases.push_back({"synthetic f32 40x50, -0 before +0, a netCDF fill", zeros, FloatType::f32, 2, {40, 50, 0, 0}, 1e-3, {}});
+    cases.push_back({"synthetic f32 1D of 30000", special_field<float>(d1, 1, 50), FloatType::f32, 1, {30000, 0, 0, 0},
+                     1e-3, {}});
+    const struct {
+        const char* file;
+        FloatType type;
+        unsigned rank;
+        std::uint64_t dims[4];
+        double rel;
+    } fields[] = {
+        {"echam5_t_17x96x192.f32", FloatType::f32, 3, {17, 96, 192, 0}, 1e-4},
+        {"levitus_temp_20x180x360.f32", FloatType::f32, 3, {20, 180, 360, 0}, 1e-5},  // 44 % fill, detected
+        {"cosmo_hsurf_438x450.f32", FloatType::f32, 2, {438, 450, 0, 0}, 1e-3},
+        {"stageiv_precip_23x118x87.f32", FloatType::f32, 3, {23, 118, 87, 0}, 1e-2},
+        {"sdo_aia171_128x128.f64", FloatType::f64, 2, {128, 128, 0, 0}, 1e-6},
+    };
+    for (const auto& f : fields) {
+        const std::string path = find_data_file(f.file);
+        if (path.empty()) {
+            WARN("skipped: " << f.file << " not found");
+            continue;
+        }
+        cases.push_back({f.file, read_file(path), f.type, f.rank, {f.dims[0], f.dims[1], f.dims[2], f.dims[3]}, f.rel, {}});
+    }
+    return cases;
 }
 
 }  // namespace mans_test

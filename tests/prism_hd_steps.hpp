@@ -9,9 +9,11 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "backend_module.hpp"
+#include "mans/prism.hpp"
 #include "core/team.hpp"
 #include "prism/archive.hpp"
 #include "prism/chunk_coding_hd.hpp"
@@ -176,5 +178,23 @@ void for_pass_points(const mans::detail::prism::Grid& g, const mans::detail::pri
         }
     }
 }
+
+// A field the GPU-form PRISM tests compress and retrieve, with the
+// relative bound and fill values they use.
+struct PrismCase {
+    std::string what;
+    std::vector<std::uint8_t> raw;
+    mans::prism::FloatType type;
+    unsigned rank;
+    std::uint64_t dims[4];
+    double rel;
+    std::vector<double> fills;
+};
+
+// Four synthetic fields (NaN, Inf, fill values, spikes, zeros of both
+// signs, a netCDF fill; 1D to 4D, f32 and f64) and the real fields of
+// ../shared/data that are there (levitus with its fill, echam5, cosmo,
+// stageiv, the f64 sdo image; a missing one is a Catch2 WARN).
+std::vector<PrismCase> prism_cases();
 
 }  // namespace mans_test

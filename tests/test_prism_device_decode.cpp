@@ -72,15 +72,7 @@ mans_test::Bytes device_values(const mans_test::Bytes& archive, const std::vecto
     return bytes;
 }
 
-struct Case {
-    std::string what;
-    mans_test::Bytes raw;
-    mans::prism::FloatType type;
-    unsigned rank;
-    std::uint64_t dims[4];
-    double rel;
-    std::vector<double> fills;
-};
+using Case = mans_test::PrismCase;
 
 mans_test::Bytes compress(const Case& k, mans::prism::PlaneCoding coding) {
     mans::prism::CompressConfig cfg;
@@ -132,41 +124,6 @@ unsigned check_case(const Case& k, mans::prism::PlaneCoding coding, unsigned tea
     return cut;
 }
 
-std::vector<Case> cases() {
-    using mans::prism::FloatType;
-    std::vector<Case> out;
-    const std::uint64_t d3[] = {23, 31, 37}, d4[] = {4, 5, 6, 7}, d1[] = {30000};
-    out.push_back({"synthetic f32 23x31x37 with NaN, Inf, fill and spikes", mans_test::special_field<float>(d3, 3, 5e3),
-                   FloatType::f32, 3, {23, 31, 37, 0}, 1e-4, {-1e10}});
-    out.push_back({"synthetic f64 4x5x6x7 with NaN, Inf, fill and spikes", mans_test::special_field<double>(d4, 4, 1e9),
-                   FloatType::f64, 4, {4, 5, 6, 7}, 1e-12, {-1e10}});
-    out.push_back({"synthetic f32 1D of 30000", mans_test::special_field<float>(d1, 1, 50), FloatType::f32, 1,
-                   {30000, 0, 0, 0}, 1e-3, {}});
-    const struct {
-        const char* file;
-        FloatType type;
-        unsigned rank;
-        std::uint64_t dims[4];
-        double rel;
-    } fields[] = {
-        {"echam5_t_17x96x192.f32", FloatType::f32, 3, {17, 96, 192, 0}, 1e-4},
-        {"levitus_temp_20x180x360.f32", FloatType::f32, 3, {20, 180, 360, 0}, 1e-5},  // 44 % fill, detected
-        {"cosmo_hsurf_438x450.f32", FloatType::f32, 2, {438, 450, 0, 0}, 1e-3},
-        {"stageiv_precip_23x118x87.f32", FloatType::f32, 3, {23, 118, 87, 0}, 1e-2},
-        {"sdo_aia171_128x128.f64", FloatType::f64, 2, {128, 128, 0, 0}, 1e-6},
-    };
-    for (const auto& f : fields) {
-        const std::string path = mans_test::find_data_file(f.file);
-        if (path.empty()) {
-            WARN("skipped: " << f.file << " not found");
-            continue;
-        }
-        out.push_back({f.file, mans_test::read_file(path), f.type, f.rank, {f.dims[0], f.dims[1], f.dims[2], f.dims[3]},
-                       f.rel, {}});
-    }
-    return out;
-}
-
 // Level l's words from planes [0, kept) by the CPU (decode_plane_chunks,
 // chunk by chunk); corrupt_block when any chunk is refused.
 Errc cpu_words(const dp::Header& h, const std::uint8_t* level, unsigned l, unsigned kept, std::vector<std::uint32_t>* words) {
@@ -213,8 +170,8 @@ Errc compare_level(const dp::Header& h, const std::vector<std::uint8_t>& level, 
 
 TEST_CASE("PRISM values reconstructed by the HD steps in GPU order equal the CPU reader's",
           "[prism][device_decode][one_thread]") {
-    const std::vector<Case> all = cases();
-    CHECK(all.size() >= 8);
+    const std::vector<Case> all = mans_test::prism_cases();
+    CHECK(all.size() >= 9);
     unsigned k = 0, cut = 0;
     for (const Case& c : all)
         for (auto coding : {mans::prism::PlaneCoding::negabinary, mans::prism::PlaneCoding::sign_magnitude}) {
@@ -225,7 +182,7 @@ TEST_CASE("PRISM values reconstructed by the HD steps in GPU order equal the CPU
 }
 
 TEST_CASE("PRISM plane decoding in GPU order refuses what the CPU refuses", "[prism][device_decode][one_thread]") {
-    const std::vector<Case> all = cases();
+    const std::vector<Case> all = mans_test::prism_cases();
     std::mt19937_64 rng(20261203);
     unsigned refused = 0, accepted_damage = 0, levels = 0;
     std::uint64_t rans_streams = 0;

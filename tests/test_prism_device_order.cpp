@@ -40,15 +40,7 @@ namespace {
 
 using HostExec = mans_fixture::HostExec;
 
-struct Case {
-    std::string what;
-    mans_test::Bytes raw;
-    mans::prism::FloatType type;
-    unsigned rank;
-    std::uint64_t dims[4];
-    double rel;
-    std::vector<double> fills;
-};
+using Case = mans_test::PrismCase;
 
 void check_case(const Case& k, mans::prism::PlaneCoding coding, mans_test::TeamPlay play, dp::DeviceRanges ranges) {
     INFO(k.what << " rel " << k.rel << ", coding " << static_cast<int>(coding) << ", team " << play.size);
@@ -87,47 +79,7 @@ void check_case(const Case& k, mans::prism::PlaneCoding coding, mans_test::TeamP
 }  // namespace
 
 TEST_CASE("PRISM archives from the HD steps in GPU order equal the CPU encoder's", "[prism][device_order][one_thread]") {
-    using mans::prism::FloatType;
-    std::vector<Case> cases;
-    {
-        const std::uint64_t d3[] = {23, 31, 37}, d4[] = {4, 5, 6, 7};
-        cases.push_back({"synthetic f32 23x31x37 with NaN, Inf, fill and spikes",
-                         mans_test::special_field<float>(d3, 3, 5e3), FloatType::f32, 3, {23, 31, 37, 0}, 1e-4, {-1e10}});
-        cases.push_back({"synthetic f64 4x5x6x7 with NaN, Inf, fill and spikes",
-                         mans_test::special_field<double>(d4, 4, 1e9), FloatType::f64, 4, {4, 5, 6, 7}, 1e-12, {-1e10}});
-        mans_test::Bytes zeros(40 * 50 * sizeof(float));  // smallest value zero of both signs, only the first -0
-        for (std::uint64_t i = 0; i < 40 * 50; ++i) {
-            float v = i % 5 == 0 ? (i == 0 ? -0.0f : 0.0f) : 1.0f + std::sin(static_cast<float>(i) / 7);
-            if (i % 401 == 3) v = 9.96921e36f;  // a netCDF fill, detected
-            std::memcpy(zeros.data() + i * sizeof(float), &v, sizeof v);
-        }
-        cases.push_back({"synthetic f32 40x50, -0 before +0, a netCDF fill", zeros, FloatType::f32, 2, {40, 50, 0, 0}, 1e-3, {}});
-        const std::uint64_t d1[] = {30000};
-        cases.push_back({"synthetic f32 1D of 30000", mans_test::special_field<float>(d1, 1, 50), FloatType::f32, 1,
-                         {30000, 0, 0, 0}, 1e-3, {}});
-    }
-    const struct {
-        const char* file;
-        FloatType type;
-        unsigned rank;
-        std::uint64_t dims[4];
-        double rel;
-    } fields[] = {
-        {"echam5_t_17x96x192.f32", FloatType::f32, 3, {17, 96, 192, 0}, 1e-4},
-        {"levitus_temp_20x180x360.f32", FloatType::f32, 3, {20, 180, 360, 0}, 1e-5},  // 44 % fill, detected
-        {"cosmo_hsurf_438x450.f32", FloatType::f32, 2, {438, 450, 0, 0}, 1e-3},
-        {"stageiv_precip_23x118x87.f32", FloatType::f32, 3, {23, 118, 87, 0}, 1e-2},
-        {"sdo_aia171_128x128.f64", FloatType::f64, 2, {128, 128, 0, 0}, 1e-6},
-    };
-    for (const auto& f : fields) {
-        const std::string path = mans_test::find_data_file(f.file);
-        if (path.empty()) {
-            WARN("skipped: " << f.file << " not found");
-            continue;
-        }
-        cases.push_back({f.file, mans_test::read_file(path), f.type, f.rank, {f.dims[0], f.dims[1], f.dims[2], f.dims[3]},
-                         f.rel, {}});
-    }
+    const std::vector<Case> cases = mans_test::prism_cases();
     CHECK(cases.size() >= 9);
     unsigned k = 0;
     for (const Case& c : cases)
