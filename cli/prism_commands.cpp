@@ -301,8 +301,7 @@ int run_prism_decompress(const DecompressOptions& o, const std::vector<std::uint
     rep.input = in_shown;
     rep.output = display_output(o.output);
     rep.threads = resolve_threads(o.threads);
-    require_backend(o.backend, mans::Operation::prism_decompress);
-    rep.backend = backend_label(o.backend, mans::Operation::prism_decompress, o.scalar);
+    const mans::Backend backend = require_backend(o.backend, mans::Operation::prism_decompress);
 
     // 1. Target (usage errors first).
     if (!o.error_bound.empty()) {
@@ -316,6 +315,7 @@ int run_prism_decompress(const DecompressOptions& o, const std::vector<std::uint
 
     // 2. Header (and the original, so that a bad --original fails before the work).
     prism::Reader reader = open_reader(o.input, in_memory, in_shown);
+    reader.set_backend(backend);  // a backend require_backend accepted
     rep.info = reader.info();
     const std::uint64_t raw = raw_bytes(rep.info);
     if (rep.target.kind == prism::Target::Kind::absolute || rep.target.kind == prism::Target::Kind::relative) {
@@ -350,6 +350,10 @@ int run_prism_decompress(const DecompressOptions& o, const std::vector<std::uint
     }
     rep.stats = x.stats();
     rep.bytes_read = reader.bytes_read();
+    // Where it ran (automatic keeps small fields on the CPU).
+    rep.backend = std::string(rep.stats.backend) == "cpu"
+                      ? std::string(mans::backend_description(mans::Backend::cpu, o.scalar))
+                      : backend_label(rep.stats.backend, mans::Operation::prism_decompress, o.scalar);
 
     // 4. Against the original: the bound must hold before anything is written.
     if (!o.original.empty()) {

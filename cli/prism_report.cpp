@@ -189,7 +189,8 @@ std::string prism_retrieve_line(const PrismRetrieveReport& r) {
       << mans::prism::float_name(i.type) << ' ' << dims_text(i) << ", target " << target_text(r.target)
       << ", max error bound " << g4(r.stats.max_abs_error_bound) << ", psnr estimate "
       << g4(r.stats.psnr_estimate) << " dB, " << (r.stats.complete ? "complete" : "partial") << ", "
-      << fmt("%.1f", mb_per_s(raw, r.seconds)) << " MB/s, " << r.threads << " thread(s)";
+      << fmt("%.1f", mb_per_s(raw, r.seconds)) << " MB/s, backend " << r.backend << ", " << r.threads
+      << " thread(s)";
     if (r.check.present) o << "; vs original: " << quality_text(r.check);
     return o.str();
 }

@@ -40,8 +40,9 @@
 #      device only the CPU half runs;
 #   6. PRISM: a smooth 512^3 f32 field (DEVICE_CHECK_PRISM_N; 0 skips)
 #      compressed with --backend cpu and --backend cuda (cmp: the same
-#      bytes), --stats and wall times of each, decompressed once. The
-#      PRISM cross-backend suite itself is part of step 4 ([dispatch]).
+#      bytes), then the CPU's archive decompressed with both (cmp: the
+#      same values), --stats and wall times of each. The PRISM
+#      cross-backend suite itself is part of step 4 ([dispatch]).
 #
 # Budget: DEVICE_CHECK_BUDGET seconds for all of it (default 540, so that
 # the summary is written inside run's 600 s); a step gets at most its own
@@ -505,13 +506,28 @@ GEN
       verdict "PRISM compress --backend cuda wrote the CPU's archive, byte for byte" cli.log
     fi
     if [ -f "$field.cpu.prism" ]; then
-      echo "== PRISM: decompress" >>"$cli_log"
-      step 300 "$cli_log" "$mans" decompress -i "$field.cpu.prism" -o "$field.back" --stats
-      verdict "PRISM decompress (cpu)" cli.log
-      [ "$rc" -eq 0 ] && say "  PRISM decompress (cpu): ${secs} s wall"
+      for b in cpu cuda; do
+        if [ "$b" = cuda ] && [ "$device" -ne 1 ]; then
+          say "  PRISM decompress --backend cuda: skipped (no usable device)"
+          continue
+        fi
+        echo "== PRISM: decompress --backend $b" >>"$cli_log"
+        : >"$work/stats.err"
+        step 300 "$work/stats.err" "$mans" decompress -i "$field.cpu.prism" -o "$field.$b.back" --backend "$b" --stats
+        cat "$work/stats.err" >>"$cli_log"
+        verdict "PRISM decompress --backend $b" cli.log
+        if [ "$rc" -eq 0 ]; then
+          say "  PRISM decompress --backend $b: ${secs} s wall, $(awk -v a="$raw_bytes" -v t="$secs" 'BEGIN { printf "%.2f", a / t / 1e9 }') GB/s (file I/O included)"
+          grep -m1 -v '^$' "$work/stats.err" | sed 's/^/device-check:   stats: /' | tee -a "$summary"
+        fi
+      done
+      if [ -f "$field.cuda.back" ] && [ -f "$field.cpu.back" ]; then
+        step 120 "$cli_log" cmp "$field.cpu.back" "$field.cuda.back"
+        verdict "PRISM decompress --backend cuda gave the CPU's values, byte for byte" cli.log
+      fi
     fi
   fi
-  rm -f "$field" "$field.cpu.prism" "$field.cuda.prism" "$field.back"
+  rm -f "$field" "$field.cpu.prism" "$field.cuda.prism" "$field.cpu.back" "$field.cuda.back"
 fi
 
 if [ "$out_of_time" -eq 1 ] && [ "$status" -eq 0 ]; then status=3; fi

@@ -133,16 +133,22 @@ TEST_CASE("a capability flag without its function counts as not implemented", "[
     CHECK(module_unusable_reason(m, BackendOp::mans_compress) == "cuda: Fixture GPU: no MANS compress kernel yet");
 }
 
-TEST_CASE("a module that codes is usable for MANS and PRISM compression, not PRISM decompression", "[backend]") {
+TEST_CASE("a module that codes is usable for MANS and PRISM, both directions", "[backend]") {
     auto m = load_backend_module("cuda", {fixture("coder")});
     REQUIRE(m.module != nullptr);
     probe_module(m);
     CHECK(m.usable_for(BackendOp::mans_compress));
     CHECK(m.usable_for(BackendOp::mans_decompress));
     CHECK(m.usable_for(BackendOp::prism_compress));
-    CHECK_FALSE(m.usable_for(BackendOp::prism_decompress));
+    CHECK(m.usable_for(BackendOp::prism_decompress));
     CHECK(module_unusable_reason(m, BackendOp::mans_decompress).empty());
-    CHECK(module_unusable_reason(m, BackendOp::prism_decompress) ==
+    CHECK(module_unusable_reason(m, BackendOp::prism_decompress).empty());
+    // The decompress-only stand-in (as the HIP module by default) reconstructs no PRISM.
+    auto d = load_backend_module("cuda", {fixture("coder_decode_only")});
+    REQUIRE(d.module != nullptr);
+    probe_module(d);
+    CHECK_FALSE(d.usable_for(BackendOp::prism_decompress));
+    CHECK(module_unusable_reason(d, BackendOp::prism_decompress) ==
           "cuda: Fixture GPU coder: no PRISM decompress kernel yet");
 }
 

@@ -1,5 +1,6 @@
 // test_gpu_dispatch.cpp - MANS compression and decompression, and PRISM
-// compression, dispatched to a backend module: the cross-backend suite.
+// compression and retrieval, dispatched to a backend module: the
+// cross-backend suite.
 //
 // Hidden tags: these tests need a module that codes. ctest runs them as
 // `backend_dispatch` with MANS_BACKEND_PATH set to the host stand-in module
@@ -77,7 +78,7 @@ Errc decode_both(const Bytes& stream, std::size_t raw_cap, Bytes* out) {
 
 }  // namespace
 
-TEST_CASE("a module that codes is chosen for MANS and PRISM compression, not PRISM decompression", "[.][dispatch]") {
+TEST_CASE("a module that codes is chosen for MANS and PRISM, both directions", "[.][dispatch]") {
     INFO(mans::backend_report(module_backend(), Operation::decompress));
     for (Operation op : {Operation::compress, Operation::decompress}) {
         REQUIRE(mans::backend_status(module_backend(), op) == Errc::ok);
@@ -88,8 +89,8 @@ TEST_CASE("a module that codes is chosen for MANS and PRISM compression, not PRI
     const std::string cpu = mans::backend_description(Backend::cpu, false);
     CHECK(mans::backend_status(module_backend(), Operation::prism_compress) == Errc::ok);
     CHECK(starts_with(mans::backend_report(Backend::automatic, Operation::prism_compress), "cuda ("));
-    CHECK(starts_with(mans::backend_report(Backend::automatic, Operation::prism_decompress), cpu + "; cuda: "));
-    CHECK(mans::backend_status(module_backend(), Operation::prism_decompress) == Errc::backend_unavailable);
+    CHECK(mans::backend_status(module_backend(), Operation::prism_decompress) == Errc::ok);
+    CHECK(starts_with(mans::backend_report(Backend::automatic, Operation::prism_decompress), "cuda ("));
     mans_cctx* c = mans_cctx_create();
     mans_dctx* d = mans_dctx_create();
     REQUIRE(c);
@@ -304,10 +305,24 @@ Bytes prism_on(const PrismField& f, Backend b, Errc* e) {
     return archive;
 }
 
-}  // namespace
+// A retrieval of `archive` for `target` reconstructed on backend b: its
+// values, and in *where the backend its stats name (e: its status).
+Bytes retrieve_on(const Bytes& archive, const mans::prism::Target& target, Backend b, Errc* e,
+                  std::string* where = nullptr) {
+    mans::prism::Reader r;
+    *e = mans::prism::Reader::open(mans::prism::memory_source(archive.data(), archive.size()), &r);
+    if (*e != Errc::ok) return {};
+    REQUIRE(r.set_backend(b) == Errc::ok);
+    mans::prism::Retrieval out;
+    *e = r.retrieve(target, &out);
+    if (*e != Errc::ok) return {};
+    if (where) *where = out.stats().backend;
+    const auto* p = static_cast<const std::uint8_t*>(out.data());
+    return Bytes(p, p + out.bytes());
+}
 
-TEST_CASE("module PRISM archives are the CPU's: real fields, specials, both codings, f32 and f64", "[.][dispatch]") {
-    REQUIRE(mans::backend_status(module_backend(), Operation::prism_compress) == Errc::ok);
+// Synthetic fields with every kind of value, and real ones.
+std::vector<PrismField> prism_fields() {
     std::vector<PrismField> fields;
     const std::uint64_t d3[] = {7, 19, 23}, d4[] = {3, 5, 6, 7}, d1[] = {1};
     fields.push_back(prism_field("f32 7x19x23 with NaN, Inf, fills, spikes", mans_test::special_field<float>(d3, 3, 80),
@@ -338,6 +353,14 @@ TEST_CASE("module PRISM archives are the CPU's: real fields, specials, both codi
         fields.push_back(prism_field(f.file, mans_test::read_file(path), f.type, f.rank, f.dims, f.rel));
     }
     if (fields.size() < 7) WARN("real fields missing: " << 7 - fields.size() << " of 4 skipped");
+    return fields;
+}
+
+}  // namespace
+
+TEST_CASE("module PRISM archives are the CPU's: real fields, specials, both codings, f32 and f64", "[.][dispatch]") {
+    REQUIRE(mans::backend_status(module_backend(), Operation::prism_compress) == Errc::ok);
+    const std::vector<PrismField> fields = prism_fields();
     const long long before = stand_in_batches();
     for (const PrismField& f : fields)
         for (auto coding : {mans::prism::PlaneCoding::negabinary, mans::prism::PlaneCoding::sign_magnitude}) {
@@ -432,5 +455,127 @@ TEST_CASE("a module that compresses PRISM wrongly fails its self-test and is nev
     CHECK(prism_on(big, Backend::automatic, &e) == cpu);
     CHECK(e == Errc::ok);
     prism_on(big, module_backend(), &e);
+    CHECK(e == Errc::backend_unavailable);
+}
+
+// ---------------------------------------------------------------- PRISM retrieval
+
+TEST_CASE("module PRISM retrievals are the CPU's: full, coarse and refined, both codings, f32 and f64",
+          "[.][dispatch]") {
+    REQUIRE(mans::backend_status(module_backend(), Operation::prism_decompress) == Errc::ok);
+    const std::vector<PrismField> fields = prism_fields();
+    const long long before = stand_in_batches();
+    long long forced = 0;
+    for (const PrismField& f : fields)
+        for (auto coding : {mans::prism::PlaneCoding::negabinary, mans::prism::PlaneCoding::sign_magnitude}) {
+            PrismField g = f;
+            g.cfg.planes = coding;
+            INFO(f.what << ", coding " << static_cast<int>(coding));
+            Errc e = Errc::ok;
+            const Bytes archive = prism_on(g, Backend::cpu, &e);
+            REQUIRE(e == Errc::ok);
+            std::vector<mans::prism::Target> targets = {mans::prism::Target::full(),
+                                                        mans::prism::Target::bytes(archive.size() / 4)};
+            if (g.cfg.error_bound < 1e-2) targets.push_back(mans::prism::Target::rel(1e-2));
+            for (const mans::prism::Target& t : targets) {
+                INFO("target kind " << static_cast<int>(t.kind) << " value " << t.value);
+                Errc ge = Errc::ok, ce = Errc::ok;
+                std::string where;
+                const Bytes gpu = retrieve_on(archive, t, module_backend(), &ge, &where);
+                const Bytes cpu = retrieve_on(archive, t, Backend::cpu, &ce);
+                CHECK(ge == ce);
+                if (ce != Errc::ok) continue;  // a byte budget below the header and base: both refuse
+                ++forced;
+                CHECK(where == "cuda");
+                CHECK(gpu.size() == cpu.size());
+                CHECK(gpu == cpu);
+            }
+            // A refinement on the module equals a one-shot full retrieval.
+            const mans::prism::Target first = mans::prism::Target::bytes(archive.size() / 2);
+            retrieve_on(archive, first, Backend::cpu, &e);
+            if (e == Errc::ok) {  // (a field of one value has nothing to cut)
+                mans::prism::Reader r;
+                REQUIRE(mans::prism::Reader::open(mans::prism::memory_source(archive.data(), archive.size()), &r) ==
+                        Errc::ok);
+                REQUIRE(r.set_backend(module_backend()) == Errc::ok);
+                mans::prism::Retrieval out;
+                REQUIRE(r.retrieve(first, &out) == Errc::ok);
+                REQUIRE(r.refine(&out, mans::prism::Target::full()) == Errc::ok);
+                forced += 2;
+                CHECK(std::string(out.stats().backend) == "cuda");
+                const Bytes full = retrieve_on(archive, mans::prism::Target::full(), Backend::cpu, &e);
+                REQUIRE(out.bytes() == full.size());
+                CHECK(std::memcmp(out.data(), full.data(), full.size()) == 0);
+            }
+            // A damaged plane is refused as on the CPU (its checksum, before any module).
+            Bytes bad = archive;
+            bad[bad.size() - 3] ^= 0x40;
+            Errc ge = Errc::ok, ce = Errc::ok;
+            retrieve_on(bad, mans::prism::Target::full(), module_backend(), &ge);
+            retrieve_on(bad, mans::prism::Target::full(), Backend::cpu, &ce);
+            CHECK(ce != Errc::ok);
+            CHECK(ge == ce);
+        }
+    // Every forced reconstruction ran on the module (the stand-in counts them;
+    // a refinement's retrieve and refine are one each).
+    if (before >= 0) CHECK(stand_in_batches() == before + forced);
+    CHECK(forced > 3 * static_cast<long long>(fields.size()));
+}
+
+TEST_CASE("automatic reconstructs PRISM fields of 16 MiB or more on the module, smaller ones on the CPU",
+          "[.][dispatch]") {
+    const std::uint64_t d3[] = {20, 30, 40};
+    const PrismField small = prism_field("f32 20x30x40", mans_test::special_field<float>(d3, 3, 50),
+                                         mans::prism::FloatType::f32, 3, {20, 30, 40}, 1e-3);
+    const PrismField big = big_prism_field();
+    REQUIRE(mans::backend_status(module_backend(), Operation::prism_decompress) == Errc::ok);
+    for (const PrismField* f : {&small, &big}) {
+        INFO(f->what);
+        Errc e = Errc::ok;
+        const Bytes archive = prism_on(*f, Backend::cpu, &e);
+        REQUIRE(e == Errc::ok);
+        std::string where;
+        const long long before = stand_in_batches();
+        const Bytes automatic = retrieve_on(archive, mans::prism::Target::rel(1e-2), Backend::automatic, &e, &where);
+        REQUIRE(e == Errc::ok);
+        const long long after = stand_in_batches();
+        CHECK(automatic == retrieve_on(archive, mans::prism::Target::rel(1e-2), Backend::cpu, &e));
+        CHECK(where == (f == &big ? "cuda" : "cpu"));
+        if (before >= 0) CHECK(after == before + (f == &big ? 1 : 0));
+    }
+}
+
+TEST_CASE("a module failing PRISM retrieval at run time: forced fails cleanly, automatic falls back to the CPU",
+          "[.][dispatch_fails]") {
+    REQUIRE(mans::backend_status(module_backend(), Operation::prism_decompress) == Errc::ok);
+    const PrismField big = big_prism_field();
+    Errc e = Errc::ok;
+    const Bytes archive = prism_on(big, Backend::cpu, &e);
+    REQUIRE(e == Errc::ok);
+    const Bytes cpu = retrieve_on(archive, mans::prism::Target::full(), Backend::cpu, &e);
+    REQUIRE(e == Errc::ok);
+    retrieve_on(archive, mans::prism::Target::full(), module_backend(), &e);
+    CHECK(e == Errc::backend_unavailable);
+    std::string where;
+    CHECK(retrieve_on(archive, mans::prism::Target::full(), Backend::automatic, &e, &where) == cpu);
+    CHECK(e == Errc::ok);
+    CHECK(where == "cpu");
+}
+
+TEST_CASE("a module that reconstructs PRISM wrongly fails its self-test and is never used", "[.][dispatch_wrong]") {
+    const std::string why = mans::backend_report(module_backend(), Operation::prism_decompress);
+    INFO(why);
+    CHECK(mans::backend_status(module_backend(), Operation::prism_decompress) == Errc::backend_unavailable);
+    CHECK(why.find("self-test failed: PRISM full retrieval of self-test field 1") != std::string::npos);
+    const PrismField big = big_prism_field();
+    Errc e = Errc::ok;
+    const Bytes archive = prism_on(big, Backend::cpu, &e);
+    REQUIRE(e == Errc::ok);
+    const Bytes cpu = retrieve_on(archive, mans::prism::Target::full(), Backend::cpu, &e);
+    std::string where;
+    CHECK(retrieve_on(archive, mans::prism::Target::full(), Backend::automatic, &e, &where) == cpu);
+    CHECK(e == Errc::ok);
+    CHECK(where == "cpu");
+    retrieve_on(archive, mans::prism::Target::full(), module_backend(), &e);
     CHECK(e == Errc::backend_unavailable);
 }

@@ -610,6 +610,37 @@ int prism_compress(const mans_backend_prism_job* j, mans_backend_probe_result* e
     }
 }
 
+// PRISM reconstruction of one retrieval (prism/device_job.hpp): the planes
+// copied to the device, device_reconstruct's steps over DeviceExec with
+// this module's chunk decoder for the rANS streams, the values back.
+template <typename T>
+int prism_decompress_as(const mans_backend_prism_read_job& j, mans_backend_probe_result* err) {
+    mans::gpu::DeviceExec ex(chunk_encode, chunk_decode);
+    const int rc = ex.status() == mans::Errc::ok ? mans::detail::prism::run_prism_read_job<T>(ex, j)
+                                                 : static_cast<int>(ex.status());
+    if ((rc == MANS_ERR_BACKEND_UNAVAILABLE || rc == MANS_ERR_OUT_OF_MEMORY) && err)
+        std::snprintf(err->text, sizeof err->text, "prism_decompress: %s", ex.error_text());
+    return rc;
+}
+
+int prism_decompress(const mans_backend_prism_read_job* j, mans_backend_probe_result* err) {
+    if (!j || j->struct_size < sizeof(mans_backend_prism_read_job) || !j->header || j->header_bytes < 8)
+        return MANS_ERR_INVALID_ARGUMENT;
+    try {
+        // The element size from the header (parsed again by the job).
+        mans::detail::prism::Header h;
+        if (mans::detail::prism::parse_header(j->header, static_cast<std::size_t>(j->header_bytes), j->archive_bytes,
+                                              &h) != mans::Errc::ok)
+            return MANS_ERR_INVALID_ARGUMENT;
+        return h.type == mans::prism::FloatType::f32 ? prism_decompress_as<float>(*j, err)
+                                                     : prism_decompress_as<double>(*j, err);
+    } catch (const std::bad_alloc&) {
+        return MANS_ERR_OUT_OF_MEMORY;
+    } catch (...) {
+        return MANS_ERR_INTERNAL;
+    }
+}
+
 #endif  // MANS_GPU_ENCODE
 
 mans_backend_module make_module() {
@@ -625,8 +656,9 @@ mans_backend_module make_module() {
     m.caps |= MANS_BACKEND_CAP_MANS_COMPRESS | MANS_BACKEND_CAP_DEVICE_CHUNKS;
     m.encode_blocks = encode_blocks;
     m.chunk_encode = chunk_encode;
-    m.caps |= MANS_BACKEND_CAP_PRISM_COMPRESS;
+    m.caps |= MANS_BACKEND_CAP_PRISM_COMPRESS | MANS_BACKEND_CAP_PRISM_DECOMPRESS;
     m.prism_compress = prism_compress;
+    m.prism_decompress = prism_decompress;
 #else
     m.caps |= MANS_BACKEND_CAP_DEVICE_CHUNK_DECODE;
 #endif

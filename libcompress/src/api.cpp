@@ -68,6 +68,7 @@ Result compress_on_module(const mans_backend_module& m, const FrameHeader& h, co
 // CPU's checksums catch the rest.
 std::string run_self_test(const mans_backend_module& m, detail::BackendOp op) {
     if (op == detail::BackendOp::prism_compress) return detail::prism::prism_self_test(m);
+    if (op == detail::BackendOp::prism_decompress) return detail::prism::prism_read_self_test(m);
     for (DType t : {DType::u8, DType::u16, DType::u32, DType::u64, DType::i16, DType::i32, DType::i64}) {
         const std::size_t es = dtype_size(t), block_elems = detail::kMinBlockBytes / es;
         std::uint64_t count = 0;

@@ -10,7 +10,8 @@
 //
 // ABI 2 replaced ABI 1's reserved whole-stream mans_compress and
 // mans_decompress by encode_blocks and decode_blocks; ABI 3 gave the
-// reserved prism_compress its signature. Compatibility rule: the loader accepts only abi_version ==
+// reserved prism_compress its signature; ABI 4 gave the reserved
+// prism_decompress its signature. Compatibility rule: the loader accepts only abi_version ==
 // MANS_BACKEND_ABI_VERSION. Any change to a signature or to the meaning of a
 // field bumps the version; appending a field only raises struct_size (the
 // loader reads fields beyond the module's struct_size as absent).
@@ -28,7 +29,7 @@
 extern "C" {
 #endif
 
-#define MANS_BACKEND_ABI_VERSION 3u
+#define MANS_BACKEND_ABI_VERSION 4u
 #define MANS_BACKEND_ENTRY_SYMBOL "mans_backend_module_entry"
 
 /* Capability flags: operations the module implements with output identical
@@ -191,6 +192,32 @@ typedef struct mans_backend_prism_job {
  * *err, may be null). */
 typedef int (*mans_backend_prism_compress_fn)(const mans_backend_prism_job* job, mans_backend_probe_result* err);
 
+/* PRISM reconstruction of one retrieval (prism_decompress, ABI 4): the
+ * values a mans::prism::Reader returns for the planes it read. The core
+ * has read the archive's header, checked every plane's checksum and
+ * decoded the base (its lossless stage is the core's MANS coder); the
+ * module parses the header again, decodes the planes and reconstructs
+ * (prism/device_decoder.hpp). Everything is host memory. */
+typedef struct mans_backend_prism_read_job {
+    uint32_t struct_size;               /* sizeof(mans_backend_prism_read_job) of the core; a module refuses a smaller one */
+    const uint8_t* header;              /* preamble + header + checksum, as stored */
+    uint64_t header_bytes;
+    uint64_t archive_bytes;             /* the whole archive's size (the header's checks use it) */
+    mans_backend_prism_base base;       /* the decoded base */
+    uint32_t levels;
+    const uint32_t* kept;               /* levels entries: planes read of each level */
+    const uint8_t* const* level_planes; /* levels entries: planes [0, kept) of the level as stored (from its first plane) */
+    const uint64_t* level_bytes;
+    void* out;                          /* the values, count * element size bytes */
+    uint64_t out_bytes;
+} mans_backend_prism_read_job;
+
+/* Returns MANS_OK with the values in job->out, corrupt_block for planes
+ * the CPU's reader refuses, another mans_status for a job it cannot take,
+ * or MANS_ERR_BACKEND_UNAVAILABLE on a runtime error (text in *err, may
+ * be null). */
+typedef int (*mans_backend_prism_decompress_fn)(const mans_backend_prism_read_job* job, mans_backend_probe_result* err);
+
 typedef struct mans_backend_module {
     uint32_t abi_version;   /* MANS_BACKEND_ABI_VERSION the module was built with */
     uint32_t struct_size;   /* sizeof(mans_backend_module) in the module's build */
@@ -204,7 +231,7 @@ typedef struct mans_backend_module {
     mans_backend_encode_blocks_fn encode_blocks;   /* null unless CAP_MANS_COMPRESS */
     mans_backend_decode_blocks_fn decode_blocks;   /* null unless CAP_MANS_DECOMPRESS */
     mans_backend_prism_compress_fn prism_compress;  /* null unless CAP_PRISM_COMPRESS */
-    void* prism_decompress;  /* reserved */
+    mans_backend_prism_decompress_fn prism_decompress;  /* null unless CAP_PRISM_DECOMPRESS */
 
     /* Decodes one token stream on device 0 with one warp (CAP_RANS_DECODE_TEST);
      * returns 1 when the stream ended cleanly, 0 when corrupt, < 0 on a

@@ -25,6 +25,10 @@ namespace prism {
 // "" when module m compresses the PRISM self-test fields exactly as the
 // CPU, else what failed (prism/encoder.cpp).
 std::string prism_self_test(const mans_backend_module& m);
+// "" when module m reconstructs full and coarse retrievals of the
+// self-test fields exactly as the CPU, else what failed
+// (prism/module_compress.cpp).
+std::string prism_read_self_test(const mans_backend_module& m);
 }  // namespace prism
 
 // The module for `requested` (automatic: CUDA, then HIP, each preferring

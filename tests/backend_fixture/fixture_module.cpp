@@ -13,8 +13,9 @@
 // damages one byte of every block, like a miscompiled kernel;
 // FIXTURE_CODER_DECODE_ONLY is FIXTURE_CODER without compression, as the
 // HIP module is today (decode_blocks and chunk_decode only). The coders
-// also compress PRISM fields as the GPU module does (host_exec.hpp): the
-// wrong one damages a byte, the failing one fails fields over 64 KiB.
+// also compress PRISM fields and reconstruct PRISM retrievals as the GPU
+// module does (host_exec.hpp): the wrong one damages a byte, the failing
+// one fails fields over 64 KiB.
 #ifdef FIXTURE_CODER_DECODE_ONLY
 #define FIXTURE_CODER 1
 #define FIXTURE_NO_COMPRESS 1
@@ -228,6 +229,42 @@ int prism_compress(const mans_backend_prism_job* job, mans_backend_probe_result*
         return MANS_ERR_INTERNAL;
     }
 }
+
+// PRISM reconstruction as the GPU module runs it (run_prism_read_job),
+// with the host executor: the wrong coder damages one value, the failing
+// one fails fields over 64 KiB.
+template <typename T>
+int prism_decompress_as(const mans_backend_prism_read_job& j) {
+    mans_fixture::HostExec ex;
+    const int rc = mans::detail::prism::run_prism_read_job<T>(ex, j);
+#ifdef FIXTURE_CODER_WRONG
+    if (rc == MANS_OK && j.out_bytes) static_cast<std::uint8_t*>(j.out)[j.out_bytes - 1] ^= 0x10;
+#endif
+    return rc;
+}
+int prism_decompress(const mans_backend_prism_read_job* job, mans_backend_probe_result* err) {
+    if (!job || job->struct_size < sizeof(mans_backend_prism_read_job) || !job->header) return MANS_ERR_INVALID_ARGUMENT;
+#ifdef FIXTURE_CODER_FAILS
+    if (job->out_bytes > 65536) {
+        if (err) std::snprintf(err->text, sizeof err->text, "fixture: out of device memory");
+        return MANS_ERR_BACKEND_UNAVAILABLE;
+    }
+#else
+    (void)err;
+    ++mans_fixture_batches;
+#endif
+    try {
+        mans::detail::prism::Header h;
+        if (mans::detail::prism::parse_header(job->header, static_cast<std::size_t>(job->header_bytes),
+                                              job->archive_bytes, &h) != mans::Errc::ok)
+            return MANS_ERR_INVALID_ARGUMENT;
+        return h.type == mans::prism::FloatType::f32 ? prism_decompress_as<float>(*job) : prism_decompress_as<double>(*job);
+    } catch (const std::bad_alloc&) {
+        return MANS_ERR_OUT_OF_MEMORY;
+    } catch (...) {
+        return MANS_ERR_INTERNAL;
+    }
+}
 #endif
 
 mans_backend_module make_module() {
@@ -263,8 +300,9 @@ mans_backend_module make_module() {
 #endif
 #endif
 #ifdef FIXTURE_PRISM
-    m.caps |= MANS_BACKEND_CAP_PRISM_COMPRESS;
+    m.caps |= MANS_BACKEND_CAP_PRISM_COMPRESS | MANS_BACKEND_CAP_PRISM_DECOMPRESS;
     m.prism_compress = prism_compress;
+    m.prism_decompress = prism_decompress;
 #endif
     return m;
 }

@@ -394,8 +394,22 @@ for rel in 1e-3 1e-2 1e-1; do
 done
 
 expect 0 "prism: decompress --stats" "$MANS" decompress -i e6.prism -o st.f32 --error-bound 1e-3 --rel --original "$E5" --stats
-check "prism: decompress --stats line" grep -Eq '^mans: decompress e6.prism: read [0-9]+ of [0-9]+ B \([0-9.]+%\) -> [0-9]+ B, prism f32 [0-9x]+, target rel 0.001, max error bound [0-9.e+-]+, psnr estimate [0-9.e+-]+ dB, partial, [0-9.]+ MB/s, [0-9]+ thread\(s\); vs original: max_abs_error .*, bound met$' last.err
+check "prism: decompress --stats line" grep -Eq '^mans: decompress e6.prism: read [0-9]+ of [0-9]+ B \([0-9.]+%\) -> [0-9]+ B, prism f32 [0-9x]+, target rel 0.001, max error bound [0-9.e+-]+, psnr estimate [0-9.e+-]+ dB, partial, [0-9.]+ MB/s, backend (cpu|cuda|hip) \(.+, [0-9]+ thread\(s\); vs original: max_abs_error .*, bound met$' last.err
 check "prism: the same target gives the same output" cmp st.f32 r1e-3.f32
+
+expect 2 "prism: decompress --backend cuda when unavailable" \
+  "$MANS" decompress -i e6.prism -o gb.f32 --error-bound 1e-3 --rel --backend cuda
+check "prism: decompress backend message" grep -q "backend 'cuda' is unavailable: cuda: " last.err
+no_leftover "prism: unavailable backend" gb.f32
+# With a stand-in GPU module (MANS_TEST_FIXTURE_MODULE_DIR, set by ctest):
+# the module's retrieval is the CPU's, and --stats names where it ran.
+if [[ -n "${MANS_TEST_FIXTURE_MODULE_DIR:-}" ]]; then
+  MANS_BACKEND_PATH="$MANS_TEST_FIXTURE_MODULE_DIR" "$MANS" decompress -i e6.prism -o gpu.f32 --error-bound 1e-3 \
+    --rel --backend cuda --stats 2>last.err && ok "prism: decompress --backend cuda (stand-in module)" ||
+    bad "prism: decompress --backend cuda (stand-in module)"
+  check "prism: module retrieval = CPU retrieval (cmp)" cmp gpu.f32 st.f32
+  check "prism: --stats names the module" grep -q ", backend cuda (" last.err
+fi
 
 # Absolute bound, SZ-style on decompress too; the 1e-3 archive read at 1e-2.
 expect 0 "prism: decompress --error-bound 0.5 (abs)" "$MANS" decompress -i e6.prism -o ab.f32 --error-bound 0.5 --original "$E5" --json

@@ -26,6 +26,10 @@
 
 #include "mans/mans.hpp"
 
+namespace mans::detail::prism {
+struct ReaderAccess;
+}
+
 namespace mans::prism {
 
 // Stored in the archive (the numbers continue mans_dtype).
@@ -144,6 +148,7 @@ struct RetrievalStats {
     std::uint32_t steps = 0;             // 1 after retrieve, +1 per refine
     bool complete = false;
     std::vector<std::uint32_t> planes;   // per level, as in Plan
+    const char* backend = "cpu";         // where the values were last reconstructed: "cpu", "cuda", "hip"
 };
 
 // A reconstruction and the state needed to refine it.
@@ -194,10 +199,17 @@ public:
     Errc refine(Retrieval* r, const Target& target, int threads = 0) noexcept;
     // Every byte this reader fetched from its source.
     std::uint64_t bytes_read() const noexcept;
+    // Where retrievals reconstruct (default automatic: a GPU module for
+    // fields of 16 MiB or more, when one passes its self-test, falling back
+    // to the CPU if it fails; a forced GPU that is unavailable makes
+    // retrieve and refine return backend_unavailable). The values are the
+    // same on every backend. invalid_argument for an unknown backend.
+    Errc set_backend(mans::Backend b) noexcept;
 
     struct Impl;
 
 private:
+    friend struct mans::detail::prism::ReaderAccess;  // the library's module self-test
     std::unique_ptr<Impl> impl_;
 };
 

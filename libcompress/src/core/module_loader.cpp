@@ -70,7 +70,8 @@ bool ModuleState::has_op(BackendOp op) const {
             return field_or_null(module, &mans_backend_module::prism_compress,
                                  offsetof(mans_backend_module, prism_compress) + sizeof(void*)) != nullptr;
         case BackendOp::prism_decompress:
-            return false;  // no PRISM decompression signature yet
+            return field_or_null(module, &mans_backend_module::prism_decompress,
+                                 offsetof(mans_backend_module, prism_decompress) + sizeof(void*)) != nullptr;
     }
     return false;
 }

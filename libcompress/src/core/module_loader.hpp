@@ -22,10 +22,10 @@ std::uint64_t op_capability(BackendOp op);
 
 // Operations this libmans hands to a module: MANS compression and
 // decompression (api.cpp: encode_blocks, decode_blocks) and PRISM
-// compression (prism/encoder.cpp: prism_compress). PRISM decompression
-// stays on the CPU.
-inline constexpr std::uint64_t kDispatchedCaps =
-    MANS_BACKEND_CAP_MANS_COMPRESS | MANS_BACKEND_CAP_MANS_DECOMPRESS | MANS_BACKEND_CAP_PRISM_COMPRESS;
+// compression and reconstruction (prism/encoder.cpp: prism_compress,
+// prism/reader.cpp: prism_decompress).
+inline constexpr std::uint64_t kDispatchedCaps = MANS_BACKEND_CAP_MANS_COMPRESS | MANS_BACKEND_CAP_MANS_DECOMPRESS |
+                                                 MANS_BACKEND_CAP_PRISM_COMPRESS | MANS_BACKEND_CAP_PRISM_DECOMPRESS;
 const char* op_label(BackendOp op);  // "MANS compress", ...
 
 // One module as the loader found it. Plain data: tests build these from

@@ -1,12 +1,16 @@
-// device_job.hpp - a PRISM compression across the module ABI
-// (mans_backend_prism_job, backend_module.hpp), both sides of it:
+// device_job.hpp - a PRISM compression and a PRISM reconstruction across
+// the module ABI (mans_backend_prism_job, mans_backend_prism_read_job,
+// backend_module.hpp), both sides of each:
 //
 //   core   job_for(cfg, ...)        the job from a checked CompressConfig
 //          finish_job_archive(...)  the module's archive without base +
 //                                   the base's data -> the archive
+//          retrieve_on_module(...)  a Reader's planes -> its values
 //   module config_of(job)           the CompressConfig back
 //          run_prism_job(ex, job, x) device_compress_parts over an
 //                                   executor, then job.finish
+//          run_prism_read_job(ex, job)
+//                                   device_reconstruct over an executor
 //
 // The split is where the module's code ends: the base's lossless stage is
 // the core's MANS coder, which a module does not link (it links only
@@ -14,12 +18,14 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "backend_module.hpp"
 #include "prism/archive.hpp"
 #include "prism/base.hpp"
-#include "prism/device_encoder.hpp"  // run_prism_job (templates: the core instantiates none)
+#include "prism/device_decoder.hpp"  // run_prism_read_job (templates: the core instantiates none)
+#include "prism/device_encoder.hpp"  // run_prism_job
 #include "prism/encode_plan.hpp"
 
 namespace mans::detail::prism {
@@ -147,6 +153,57 @@ int run_prism_job(Exec& ex, const mans_backend_prism_job& j, const T* x) {
     std::vector<std::uint64_t> kind_bytes;
     const mans_backend_prism_base v = base_view(base, &kind_ptrs, &kind_bytes);
     return j.finish(j.ctx, without_base.data(), without_base.size(), &v);
+}
+
+// ---------------------------------------------------------------- reading
+
+// The core's side of a module's prism_decompress (module_compress.cpp):
+// the values of a retrieval from the archive's stored header, its decoded
+// base and planes[l][b] (the stored bytes of plane b of level l, for the
+// planes read, checksums verified) into out (grid count values of h.type).
+// corrupt_block for planes the CPU refuses; backend_unavailable,
+// out_of_memory as the module reports them; internal for anything else.
+Errc retrieve_on_module(const mans_backend_module& m, const std::vector<std::uint8_t>& header_bytes, const Header& h,
+                        const BaseData& base, const std::vector<std::vector<const std::uint8_t*>>& planes, void* out);
+
+// The values of `archive` for `target` as a Reader retrieves them, with
+// the reconstruction on module m, or on the CPU when m is null (reader.cpp;
+// for the self-test, which must not go through the module's selection).
+Errc retrieve_with(const mans_backend_module* m, const std::uint8_t* archive, std::size_t bytes,
+                   const mans::prism::Target& target, std::vector<std::uint8_t>* values);
+
+// The module's side: the job's values reconstructed on ex (device memory
+// for the planes and the values, copied from and to the job's host
+// memory). Returns a mans_status; invalid_argument for a job whose parts do
+// not fit its header.
+template <typename T, typename Exec>
+int run_prism_read_job(Exec& ex, const mans_backend_prism_read_job& j) {
+    Header h;
+    if (!j.header || parse_header(j.header, static_cast<std::size_t>(j.header_bytes), j.archive_bytes, &h) != Errc::ok)
+        return static_cast<int>(Errc::invalid_argument);
+    if (h.esize() != sizeof(T) || j.levels != h.levels || j.base.levels != h.levels ||
+        (h.levels && (!j.kept || !j.level_planes || !j.level_bytes)) || (!j.out && j.out_bytes) ||
+        j.out_bytes != h.grid.count * sizeof(T))
+        return static_cast<int>(Errc::invalid_argument);
+    std::vector<std::uint32_t> kept(h.levels);
+    for (unsigned l = 0; l < h.levels; ++l) kept[l] = j.kept[l];
+    std::vector<const std::uint8_t*> levels(h.levels, nullptr);
+    for (unsigned l = 0; l < h.levels; ++l) {
+        if (kept[l] > h.level[l].planes || j.level_bytes[l] != h.plane_range_bytes(l, 0, kept[l]))
+            return static_cast<int>(Errc::invalid_argument);
+        if (!kept[l]) continue;
+        std::uint8_t* d = ex.template alloc<std::uint8_t>(j.level_bytes[l]);
+        ex.to_device(d, j.level_planes[l], static_cast<std::size_t>(j.level_bytes[l]));
+        levels[l] = d;
+    }
+    const BaseData base = base_of(j.base);
+    T* out = ex.template alloc<T>(h.grid.count);
+    Errc e = device_reconstruct<T>(ex, h, base, levels, kept, out);
+    const Errc ran = ex.finish();
+    if (e == Errc::ok || ran != Errc::ok) e = ran;
+    if (e == Errc::ok) ex.to_host(j.out, out, static_cast<std::size_t>(j.out_bytes));
+    if (e == Errc::ok) e = ex.finish();
+    return static_cast<int>(e);
 }
 
 }  // namespace mans::detail::prism

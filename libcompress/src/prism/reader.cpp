@@ -24,9 +24,11 @@
 #include "core/byte_io.hpp"
 #include "core/frame.hpp"
 #include "core/status.hpp"
+#include "device_module.hpp"
 #include "mans/prism.hpp"
 #include "prism/archive.hpp"
 #include "prism/base.hpp"
+#include "prism/device_job.hpp"  // retrieve_on_module
 #include "prism/level_codes.hpp"
 #include "prism/planner.hpp"
 #include "prism/sweep.hpp"
@@ -192,6 +194,12 @@ struct Reader::Impl {
     bool base_loaded = false;
     BaseData base;
     std::uint64_t bytes_read = 0;
+    std::vector<std::uint8_t> header_bytes;  // preamble + header + checksum, as stored (for a module)
+    mans::Backend backend = mans::Backend::automatic;
+    // The self-test's choice, past the selection: a module, or the CPU.
+    bool direct = false;
+    const mans_backend_module* direct_module = nullptr;
+    const char* used = "cpu";  // where the last reconstruction ran
 
     Errc read(std::uint64_t off, std::size_t n, std::vector<std::uint8_t>* buf) {
         buf->resize(n);
@@ -321,6 +329,20 @@ Errc Reader::Impl::reconstruct(const std::vector<std::vector<const std::uint8_t*
     const std::uint64_t n = h.grid.count;
     out_bytes->resize(static_cast<std::size_t>(n * sizeof(T)));
     std::uint8_t* out = out_bytes->data();
+    const mans_backend_module* gpu = direct_module;
+    if (!direct)
+        MANS_RETURN_IF_ERROR(mans::detail::select_module(backend, mans::detail::BackendOp::prism_decompress,
+                                                         n * sizeof(T), &gpu));
+    if (gpu) {
+        const Errc e = retrieve_on_module(*gpu, header_bytes, h, base, planes, out);
+        // `automatic` leaves a module's failure to the CPU, which returns
+        // the same values (or refuses the same planes).
+        if (e == Errc::ok || direct || backend != mans::Backend::automatic) {
+            used = gpu->name;
+            return e;
+        }
+    }
+    used = "cpu";
     {
         Rebuild<T> ops(h, base, planes, out, threads);
         MANS_RETURN_IF_ERROR(Sweep<Rebuild<T>>(h.grid, h.levels, threads, ops).run());
@@ -393,6 +415,7 @@ Errc Reader::Impl::run(const Target& target, Retrieval::State* s, bool fresh, in
     s->stats.max_abs_error_bound = plan.max_abs_error_bound;
     s->stats.psnr_estimate = plan.psnr_estimate;
     s->stats.complete = plan.complete;
+    if (changed) s->stats.backend = used;
     s->stats.steps += 1;
     return Errc::ok;
 }
@@ -418,6 +441,7 @@ Errc Reader::open(std::unique_ptr<Source> source, Reader* out) noexcept {
         MANS_RETURN_IF_ERROR(impl->read(kPreambleBytes, static_cast<std::size_t>(need - kPreambleBytes), &rest));
         buf.insert(buf.end(), rest.begin(), rest.end());
         MANS_RETURN_IF_ERROR(parse_header(buf.data(), buf.size(), size, &impl->h));
+        impl->header_bytes = buf;
         const Header& h = impl->h;
         impl->model = error_model(h);
         ArchiveInfo& i = impl->info;
@@ -450,6 +474,17 @@ const ArchiveInfo& Reader::info() const noexcept {
 }
 
 std::uint64_t Reader::bytes_read() const noexcept { return impl_ ? impl_->bytes_read : 0; }
+
+Errc Reader::set_backend(mans::Backend b) noexcept {
+    if (!impl_) return Errc::invalid_argument;
+    switch (b) {
+        case mans::Backend::automatic:
+        case mans::Backend::cpu:
+        case mans::Backend::cuda:
+        case mans::Backend::hip: impl_->backend = b; return Errc::ok;
+    }
+    return Errc::invalid_argument;
+}
 
 Errc Reader::plan(const Target& target, const Retrieval* from, Plan* out) const noexcept {
     if (!impl_ || !out) return Errc::invalid_argument;
@@ -487,3 +522,24 @@ Errc Reader::refine(Retrieval* r, const Target& target, int threads) noexcept {
 }
 
 }  // namespace mans::prism
+
+namespace mans::detail::prism {
+
+struct ReaderAccess {
+    static mans::prism::Reader::Impl* impl(mans::prism::Reader& r) { return r.impl_.get(); }
+};
+
+Errc retrieve_with(const mans_backend_module* m, const std::uint8_t* archive, std::size_t bytes,
+                   const mans::prism::Target& target, std::vector<std::uint8_t>* values) {
+    mans::prism::Reader r;
+    MANS_RETURN_IF_ERROR(mans::prism::Reader::open(mans::prism::memory_source(archive, bytes), &r));
+    ReaderAccess::impl(r)->direct = true;
+    ReaderAccess::impl(r)->direct_module = m;
+    mans::prism::Retrieval out;
+    MANS_RETURN_IF_ERROR(r.retrieve(target, &out, 1));
+    const auto* p = static_cast<const std::uint8_t*>(out.data());
+    values->assign(p, p + out.bytes());
+    return Errc::ok;
+}
+
+}  // namespace mans::detail::prism
