@@ -224,3 +224,72 @@ TEST_CASE("PRISM plane decoding in GPU order refuses what the CPU refuses", "[pr
     CHECK(refused > 10);  // the damage reached the checks (a flip in a raw stream may decode to other bits)
     CHECK(rans_streams > 0);  // rANS streams were decoded by the chunk decoder's steps
 }
+
+namespace {
+
+// Level l's bytes (planes [0, kept)) with segment (plane 0, chunk 0)
+// replaced by `seg`, and *h altered to match.
+std::vector<std::uint8_t> with_segment(dp::Header* h, const mans_test::Bytes& archive, unsigned l, unsigned kept,
+                                       const std::vector<std::uint8_t>& seg) {
+    const std::uint64_t begin = h->plane_range_begin(l, 0), bytes = h->plane_range_bytes(l, 0, kept);
+    const std::size_t si = h->segment_index(l, 0, 0);
+    const std::uint64_t at = h->segment_offset[si] - begin, old = h->segments[si].stored;
+    std::vector<std::uint8_t> level(archive.begin() + begin, archive.begin() + begin + bytes);
+    level.erase(level.begin() + at, level.begin() + at + old);
+    level.insert(level.begin() + at, seg.begin(), seg.end());
+    const std::int64_t delta = static_cast<std::int64_t>(seg.size()) - static_cast<std::int64_t>(old);
+    h->segments[si].stored = static_cast<std::uint32_t>(seg.size());
+    for (std::size_t k = si + 1; k < h->segment_offset.size(); ++k) h->segment_offset[k] += delta;
+    h->total_bytes += delta;
+    return level;
+}
+
+// A plane segment whose first context stream is the given MANS frame (rANS method), the others all zero.
+std::vector<std::uint8_t> rans_segment(const std::vector<std::uint8_t>& frame) {
+    std::vector<std::uint8_t> seg = {static_cast<std::uint8_t>(dp::Method::mans_rans), 0};
+    std::uint8_t v[16];
+    const unsigned n = mans::detail::encode_varint(frame.size(), v);
+    seg.insert(seg.end(), v, v + n);
+    seg.insert(seg.end(), frame.begin(), frame.end());
+    return seg;
+}
+
+std::vector<std::uint8_t> mans_frame(mans::DType t, std::size_t elems) {
+    const std::size_t es = mans::dtype_size(t);
+    std::vector<std::uint8_t> raw(elems * es);
+    for (std::size_t i = 0; i < raw.size(); ++i) raw[i] = static_cast<std::uint8_t>(i * 7 % 13);
+    mans::CompressConfig cfg;
+    cfg.dtype = t;
+    cfg.backend = mans::Backend::cpu;
+    std::vector<std::uint8_t> out(mans::compress_bound(raw.size()));
+    const mans::Result r = mans::compress(out.data(), out.size(), raw.data(), raw.size(), cfg);
+    REQUIRE(r);
+    out.resize(r.size);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("PRISM plane decoding in GPU order refuses rANS frames of another type or size, as the CPU does",
+          "[prism][device_decode][one_thread]") {
+    const std::vector<Case> all = mans_test::prism_cases();
+    const mans_test::Bytes archive = compress(all[0], mans::prism::PlaneCoding::negabinary);
+    const Parsed p = parse(archive);
+    unsigned l = 0;
+    while (l < p.h.levels && p.h.level[l].planes == 0) ++l;
+    REQUIRE(l < p.h.levels);
+    const unsigned kept = p.h.level[l].planes;
+    // Valid frames (their checksums hold) that a plane chunk cannot hold:
+    // u64 and u16 elements (slots sized as u8 would overflow), u8 of 0, of 3
+    // and of too many elements; each is refused by the CPU, and the device
+    // must refuse it too (ASan builds check that nothing is written past a slot).
+    const std::pair<mans::DType, std::size_t> frames[] = {
+        {mans::DType::u64, 256}, {mans::DType::u16, 2048}, {mans::DType::u8, 0}, {mans::DType::u8, 3},
+        {mans::DType::u8, 20000}};
+    for (const auto& f : frames) {
+        INFO("dtype " << static_cast<int>(f.first) << ", " << f.second << " elements");
+        dp::Header h = p.h;
+        const std::vector<std::uint8_t> level = with_segment(&h, archive, l, kept, rans_segment(mans_frame(f.first, f.second)));
+        CHECK(compare_level(h, level, l, kept, 32) == Errc::corrupt_block);
+    }
+}

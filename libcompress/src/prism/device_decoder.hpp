@@ -20,7 +20,10 @@
 // Then the values rounded to T and the exactly kept ones written (masked
 // points, outliers, the anchor). Same bytes as the CPU's reader: checked by
 // tests/test_prism_device_decode.cpp with the host executor. Any segment
-// the CPU refuses is refused here too, with the CPU's corrupt_block.
+// the CPU refuses is refused here too, with the CPU's corrupt_block; a
+// valid rANS frame the chunk decoder's batch cannot take (blocks smaller
+// than kMinBlockBytes: this library never writes them) is
+// backend_unavailable, which automatic leaves to the CPU.
 #pragma once
 
 #include <algorithm>
@@ -71,25 +74,28 @@ MANS_HD void parse_plane_segment(const std::uint8_t* level, std::uint64_t at, st
     ByteReader r(level + at, size);
     std::uint16_t methods = 0;
     if (!r.read(&methods) || (methods >> (2 * kPlaneStreams))) return;
+    // A stream's method is recorded once the stream is accepted: a refused
+    // segment lists no rANS stream it did not count.
     for (unsigned k = 0; k < kPlaneStreams; ++k) {
         const Method m = static_cast<Method>(methods >> (2 * k) & 3);
-        s->method[k] = static_cast<std::uint8_t>(m);
         if (m == Method::zero) continue;
         std::uint64_t stored = 0;
         const std::uint8_t* p = nullptr;
         if (!r.read_varint64(&stored) || stored > r.remaining()) return;
         r.take(static_cast<std::size_t>(stored), &p);
-        s->at[k] = at + static_cast<std::uint64_t>(p - (level + at));
-        s->stored[k] = static_cast<std::uint32_t>(stored);
         if (m == Method::mans_rans) {
-            // The frame's element count (u8 elements: its raw bytes); the
-            // decoder checks the rest of the frame.
-            if (stored < kFixedHeaderBytes) return;
+            // A u8 frame (decode_payload's check) and its element count,
+            // which sizes its output slot exactly; the decoder checks the
+            // rest of the frame.
+            if (stored < kFixedHeaderBytes || p[6] != static_cast<std::uint8_t>(rans_dtype(1))) return;
             const std::uint64_t count = load_le<std::uint64_t>(p + 8);
             if (count > max_stream) return;
             s->raw[k] = static_cast<std::uint32_t>(count);
             ++s->rans;
         }
+        s->method[k] = static_cast<std::uint8_t>(m);
+        s->at[k] = at + static_cast<std::uint64_t>(p - (level + at));
+        s->stored[k] = static_cast<std::uint32_t>(stored);
     }
     if (r.remaining() != 0) return;
     s->ok = 1;
@@ -106,11 +112,18 @@ Errc bind_rans_decode(Exec& ex, mans_backend_chunk_batch* a, std::uint64_t wave)
     return Errc::ok;
 }
 
+// What merge_chunk_planes found (the same in every member).
+enum MergeResult : std::uint32_t {
+    kMerged = 0,
+    kMergeRefused = 1,      // the CPU refuses a segment: corrupt_block
+    kMergeUnsupported = 2,  // a valid rANS frame the chunk decoder's batch cannot take
+                            // (blocks below kMinBlockBytes, which this library never writes)
+};
+
 // Team step 3 for chunk ch: planes [0, kept) of its segments merged into
-// words[0..len) (the chunk's codes). False (in every member) when the CPU
-// would refuse a segment.
+// words[0..len) (the chunk's codes).
 template <typename Team>
-MANS_HD bool merge_chunk_planes(const Team& t, const std::uint8_t* level, const SegmentStreams* views,
+MANS_HD MergeResult merge_chunk_planes(const Team& t, const std::uint8_t* level, const SegmentStreams* views,
                                 const std::uint32_t* seg_size, std::uint64_t count, std::uint64_t ch, unsigned kept,
                                 unsigned planes, Coding coding, const mans_backend_chunk_batch& rans,
                                 const std::uint8_t* zeros, std::uint8_t* area, std::uint64_t area_stride,
@@ -127,7 +140,7 @@ MANS_HD bool merge_chunk_planes(const Team& t, const std::uint8_t* level, const 
             continue;
         }
         const SegmentStreams& v = views[s];
-        if (!v.ok) return false;
+        if (!v.ok) return kMergeRefused;
         std::uint64_t bits[kPlaneStreams];
         count_context_bits(t, sig, fresh, len, split, bits);
         const std::uint8_t* stream[kPlaneStreams];
@@ -137,7 +150,7 @@ MANS_HD bool merge_chunk_planes(const Team& t, const std::uint8_t* level, const 
             switch (static_cast<Method>(v.method[k])) {
                 case Method::zero: stream[k] = zeros; break;
                 case Method::raw:
-                    if (v.stored[k] != n) return false;
+                    if (v.stored[k] != n) return kMergeRefused;
                     stream[k] = p;
                     break;
                 case Method::zero_elim: {
@@ -145,25 +158,26 @@ MANS_HD bool merge_chunk_planes(const Team& t, const std::uint8_t* level, const 
                     const std::uint64_t e = team_single(t, [&] {
                         return static_cast<std::uint64_t>(zero_elim_decode(p, v.stored[k], dst, static_cast<std::size_t>(n)));
                     });
-                    if (e != static_cast<std::uint64_t>(Errc::ok)) return false;
+                    if (e != static_cast<std::uint64_t>(Errc::ok)) return kMergeRefused;
                     stream[k] = dst;
                     break;
                 }
                 case Method::mans_rans: {
                     const std::uint32_t i = v.item[k];
-                    if (rans.statuses[i] != MANS_OK || rans.out_bytes[i] != n || v.raw[k] != n) return false;
+                    if (rans.statuses[i] == MANS_ERR_INVALID_ARGUMENT) return kMergeUnsupported;
+                    if (rans.statuses[i] != MANS_OK || rans.out_bytes[i] != n || v.raw[k] != n) return kMergeRefused;
                     stream[k] = static_cast<const std::uint8_t*>(rans.out_ptrs[i]);
                     break;
                 }
             }
             // Bits past the stream's end must be clear (get_sub_blob).
-            if ((bits[k] % 8) && (stream[k][n - 1] >> (bits[k] % 8))) return false;
+            if ((bits[k] % 8) && (stream[k][n - 1] >> (bits[k] % 8))) return kMergeRefused;
         }
         merge_plane(t, stream, sig, fresh, len, *split, plane);
         deposit_plane(t, plane, nw, with_plane_bit(0, b, planes, coding, 1), words);
         advance_significance(t, plane, sig, fresh, nw);
     }
-    return true;
+    return kMerged;
 }
 
 // The words of level l's codes from planes [0, kept) (words[0..codes),
@@ -197,12 +211,13 @@ Errc device_decode_level(Exec& ex, const Header& h, unsigned l, unsigned kept, c
     std::uint64_t* rans_first = ex.template alloc<std::uint64_t>(segs + 1);
     ex.threads(segs, [=] MANS_HD_LAMBDA(std::uint64_t s) {
         parse_plane_segment(level, seg_at[s], seg_size[s], max_stream, &views[s]);
-        rans_first[s] = views[s].rans;
+        rans_first[s] = views[s].ok ? views[s].rans : 0;
     });
     // The rANS streams listed (a scan of the counts on the host) ...
     std::vector<std::uint64_t> first(static_cast<std::size_t>(segs));
     ex.to_host(first.data(), rans_first, segs * 8);
     const std::uint64_t streams = scan_tile_bases(first.data(), segs);
+    MANS_RETURN_IF(streams > 0xffffffffu, Errc::backend_unavailable);  // SegmentStreams::item is 32 bits
     ex.to_device(rans_first, first.data(), segs * 8);
     mans_backend_chunk_batch rans{};
     rans.struct_size = sizeof rans;
@@ -213,6 +228,7 @@ Errc device_decode_level(Exec& ex, const Header& h, unsigned l, unsigned kept, c
     std::uint64_t* out_at = ex.template alloc<std::uint64_t>(streams + 1);
     ex.threads(segs, [=] MANS_HD_LAMBDA(std::uint64_t s) {
         SegmentStreams& v = views[s];
+        if (!v.ok) return;  // refused: none of its streams is decoded
         std::uint64_t i = rans_first[s];
         for (unsigned k = 0; k < kPlaneStreams; ++k) {
             if (static_cast<Method>(v.method[k]) != Method::mans_rans) continue;
@@ -253,13 +269,16 @@ Errc device_decode_level(Exec& ex, const Header& h, unsigned l, unsigned kept, c
     ex.teams(count, [=] MANS_HD_LAMBDA(const typename Exec::Team& t, TeamScratch* sc, std::uint64_t ch) {
         const std::uint64_t len = codes - ch * chunk < chunk ? codes - ch * chunk : chunk;
         std::uint64_t* mine = bits + 3 * nw * ch;
-        const bool ok = merge_chunk_planes(t, level, views, seg_size, count, ch, kept, planes, coding, rans, zeros,
-                                           area + kPlaneStreams * stride * ch, stride, mine, mine + nw, mine + 2 * nw,
-                                           len, &sc->split, words + ch * chunk);
-        if (!ok && t.leads()) hd_atomic_or_u32(failed, 1u);
+        const MergeResult r = merge_chunk_planes(t, level, views, seg_size, count, ch, kept, planes, coding, rans,
+                                                 zeros, area + kPlaneStreams * stride * ch, stride, mine, mine + nw,
+                                                 mine + 2 * nw, len, &sc->split, words + ch * chunk);
+        if (r != kMerged && t.leads()) hd_atomic_or_u32(failed, r);
     });
     std::uint32_t any = 0;
     ex.to_host(&any, failed, 4);
+    // A frame the batch cannot take: this executor cannot do the job
+    // (automatic leaves it to the CPU).
+    if (any & kMergeUnsupported) return Errc::backend_unavailable;
     return any ? Errc::corrupt_block : Errc::ok;
 }
 
@@ -278,6 +297,15 @@ Errc device_reconstruct(Exec& ex, const Header& h, const BaseData& base,
     MANS_RETURN_IF(level_bytes.size() != h.levels || kept.size() != h.levels, Errc::invalid_argument);
     if (n == 0) return Errc::ok;
     const BlockGrid blocks = BlockGrid::make(g);
+    // The base as decode_base leaves it (a module gets it across the ABI).
+    MANS_RETURN_IF(base.kind_bits.size() != h.levels, Errc::invalid_argument);
+    for (const auto& k : base.kind_bits)
+        MANS_RETURN_IF(!k.empty() && k.size() != (blocks.count + 7) / 8, Errc::invalid_argument);
+    MANS_RETURN_IF(!base.anchor_value.empty() && base.anchor_value.size() != sizeof(T), Errc::invalid_argument);
+    for (std::size_t i = 0; i < base.outlier_index.size(); ++i)
+        MANS_RETURN_IF(base.outlier_index[i] == 0 || base.outlier_index[i] >= n ||
+                           (i && base.outlier_index[i] <= base.outlier_index[i - 1]),
+                       Errc::invalid_argument);
     const Coding coding = h.coding;
     // The work values (the anchor, the outliers' stored values) and the
     // bitmaps of masked points and outliers.
@@ -285,7 +313,7 @@ Errc device_reconstruct(Exec& ex, const Header& h, const BaseData& base,
     const std::uint64_t mask_bytes = (n + 7) / 8, words32 = (n + 31) / 32;
     const std::uint8_t* mask = nullptr;
     if (!base.mask_bits.empty()) {
-        MANS_RETURN_IF(base.mask_bits.size() != mask_bytes, Errc::internal);
+        MANS_RETURN_IF(base.mask_bits.size() != mask_bytes, Errc::invalid_argument);
         std::uint8_t* m = ex.template alloc<std::uint8_t>(mask_bytes);
         ex.to_device(m, base.mask_bits.data(), mask_bytes);
         mask = m;
@@ -299,7 +327,7 @@ Errc device_reconstruct(Exec& ex, const Header& h, const BaseData& base,
     std::uint64_t* outlier_index = ex.template alloc<std::uint64_t>(outliers + 1);
     T* outlier_values = ex.template alloc<T>(outliers + 1);
     if (outliers) {
-        MANS_RETURN_IF(base.outlier_values.size() != outliers * sizeof(T), Errc::internal);
+        MANS_RETURN_IF(base.outlier_values.size() != outliers * sizeof(T), Errc::invalid_argument);
         ex.to_device(outlier_index, base.outlier_index.data(), outliers * 8);
         ex.to_device(outlier_values, base.outlier_values.data(), outliers * sizeof(T));
     }
@@ -351,7 +379,7 @@ Errc device_reconstruct(Exec& ex, const Header& h, const BaseData& base,
     if (mask) {
         std::uint64_t count = 0;
         const std::uint64_t* index = dd::list_bitmap(ex, mask, mask_bytes, DeviceRanges{}.list, &count);
-        MANS_RETURN_IF(base.masked_values.size() != count * sizeof(T), Errc::internal);
+        MANS_RETURN_IF(base.masked_values.size() != count * sizeof(T), Errc::invalid_argument);
         T* values = ex.template alloc<T>(count + 1);
         if (count) ex.to_device(values, base.masked_values.data(), count * sizeof(T));
         ex.threads(count, [=] MANS_HD_LAMBDA(std::uint64_t k) { out[index[k]] = values[k]; });
