@@ -99,7 +99,8 @@ mans_status mans_device_decompress_async(mans_device* dev, const void* const* in
  * the dims product x element size, on the opened backend's device):
  * the archive that mans_prism_compress writes for the same field and
  * parameters, byte for byte, in host memory the library allocates
- * (release it with mans_prism_free). Synchronous: the encoder's steps
+ * (release it with mans_prism_free); p->backend is not read (the opened
+ * device runs it). Synchronous: the encoder's steps
  * alternate between the device and the host (the base's lossless stage
  * and the archive are made on the host), on the default stream. Returns
  * mans_prism_compress's errors for the parameters, and

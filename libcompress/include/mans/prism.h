@@ -42,10 +42,13 @@ typedef struct mans_prism_params {
     int detect_fill;      /* nonzero: also detect one huge fill value */
     double level_alpha;   /* level-wise bounds, see prism.hpp; default 1 */
     double level_beta;    /* default 4 */
+    mans_backend backend; /* where it runs, never changes the bytes: AUTO (a GPU
+                             module for fields of 16 MiB or more), CPU, CUDA,
+                             HIP (MANS_ERR_BACKEND_UNAVAILABLE when absent) */
 } mans_prism_params;
 
 /* Defaults: f32, rank 1, absolute mode, negabinary, detect_fill = 1,
- * level_alpha = 1, level_beta = 4. */
+ * level_alpha = 1, level_beta = 4, backend AUTO. */
 void mans_prism_params_init(mans_prism_params* p);
 
 /* Compresses src (dims product x element size bytes) into a buffer that the
@@ -65,6 +68,11 @@ mans_status mans_prism_open_file(const char* path, mans_prism_reader** out);
 mans_status mans_prism_open_callback(uint64_t size, int (*read_at)(void* user, uint64_t offset, void* dst, size_t n),
                                      void* user, mans_prism_reader** out);
 void mans_prism_close(mans_prism_reader* r);
+/* Where retrieve and refine reconstruct (never changes the values): AUTO
+ * (the default: a GPU module for fields of 16 MiB or more, else the CPU),
+ * CPU, or CUDA/HIP forced (retrieve and refine then return
+ * MANS_ERR_BACKEND_UNAVAILABLE when it is absent). */
+mans_status mans_prism_set_backend(mans_prism_reader* r, mans_backend backend);
 
 typedef struct mans_prism_info {
     mans_prism_type type;
@@ -99,6 +107,8 @@ typedef struct mans_prism_stats {
     double max_abs_error_bound;/* rigorous L-inf bound of the result */
     double psnr_estimate;
     int complete;              /* every plane read */
+    const char* backend;       /* where the values were last reconstructed:
+                                  "cpu", "cuda" or "hip" (static storage) */
 } mans_prism_stats;
 
 const void* mans_prism_result_data(const mans_prism_result* x); /* count values of the archive's type */

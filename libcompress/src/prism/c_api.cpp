@@ -64,6 +64,7 @@ mans::prism::CompressConfig config_from_params(const mans_prism_params& p) {
     cfg.detect_fill = p.detect_fill != 0;
     cfg.level_alpha = p.level_alpha;
     cfg.level_beta = p.level_beta;
+    cfg.backend = static_cast<mans::Backend>(p.backend);
     return cfg;
 }
 
@@ -95,7 +96,9 @@ void mans_prism_params_init(mans_prism_params* p) {
 
 mans_status mans_prism_compress(const void* src, size_t src_size, const mans_prism_params* p, void** archive,
                                 size_t* archive_size) {
-    if (!p || !archive || !archive_size || (p->fill_count && !p->fill_values)) return MANS_ERR_INVALID_ARGUMENT;
+    if (!p || !archive || !archive_size || (p->fill_count && !p->fill_values) ||
+        !mans::detail::prism::valid_backend(p->backend))
+        return MANS_ERR_INVALID_ARGUMENT;
     *archive = nullptr;
     *archive_size = 0;
     try {
@@ -192,6 +195,11 @@ mans_status mans_prism_retrieve(mans_prism_reader* r, mans_prism_target kind, do
     return MANS_OK;
 }
 
+mans_status mans_prism_set_backend(mans_prism_reader* r, mans_backend backend) {
+    if (!r || !mans::detail::prism::valid_backend(backend)) return MANS_ERR_INVALID_ARGUMENT;
+    return status(r->reader.set_backend(static_cast<mans::Backend>(backend)));
+}
+
 mans_status mans_prism_refine(mans_prism_reader* r, mans_prism_result* x, mans_prism_target kind, double value,
                               int threads) {
     if (!r || !x) return MANS_ERR_INVALID_ARGUMENT;
@@ -211,6 +219,7 @@ mans_status mans_prism_result_stats(const mans_prism_result* x, mans_prism_stats
     out->max_abs_error_bound = s.max_abs_error_bound;
     out->psnr_estimate = s.psnr_estimate;
     out->complete = s.complete ? 1 : 0;
+    out->backend = s.backend;
     return MANS_OK;
 }
 

@@ -12,6 +12,9 @@
 
 namespace mans::detail::prism {
 
+// A mans_backend this library knows (the C enum may hold any int).
+inline bool valid_backend(mans_backend b) { return b >= MANS_BACKEND_AUTO && b <= MANS_BACKEND_HIP; }
+
 // p has been checked for null (and fill_values for null with a count).
 mans::prism::CompressConfig config_from_params(const mans_prism_params& p);
 
