@@ -598,6 +598,137 @@ TEST_CASE("device API: a PRISM field in device memory gets mans_prism_compress's
     CHECK(mans_device_prism_compress(d.dev, nullptr, 8, &p, &a, &n) == MANS_ERR_INVALID_ARGUMENT);
 }
 
+namespace {
+
+// A retrieval through the host C API: its values and stats.
+struct HostRetrieval {
+    Bytes values;
+    mans_prism_stats stats{};
+};
+
+HostRetrieval host_retrieve(const Bytes& archive, mans_prism_target kind, double value) {
+    mans_prism_reader* r = nullptr;
+    REQUIRE(mans_prism_open_memory(archive.data(), archive.size(), &r) == MANS_OK);
+    REQUIRE(mans_prism_set_backend(r, MANS_BACKEND_CPU) == MANS_OK);
+    mans_prism_result* x = nullptr;
+    REQUIRE(mans_prism_retrieve(r, kind, value, 1, &x) == MANS_OK);
+    HostRetrieval out;
+    const auto* d = static_cast<const std::uint8_t*>(mans_prism_result_data(x));
+    out.values.assign(d, d + mans_prism_result_size(x));
+    REQUIRE(mans_prism_result_stats(x, &out.stats) == MANS_OK);
+    mans_prism_result_free(x);
+    mans_prism_close(r);
+    return out;
+}
+
+void check_same_stats(const mans_prism_stats& a, const mans_prism_stats& b) {
+    CHECK(a.bytes_read == b.bytes_read);
+    CHECK(a.max_abs_error_bound == b.max_abs_error_bound);
+    CHECK(a.complete == b.complete);
+}
+
+}  // namespace
+
+TEST_CASE("device API: PRISM retrieval into device memory gives mans_prism_retrieve's values", "[.][dispatch_chunks]") {
+    Device d;
+    std::vector<std::pair<Bytes, mans_prism_params>> cases;
+    mans_prism_params p;
+    mans_prism_params_init(&p);
+    p.rank = 3;
+    p.mode = MANS_PRISM_REL;
+    const std::string path = mans_test::find_data_file("levitus_temp_20x180x360.f32");
+    if (path.empty()) {
+        WARN("levitus_temp_20x180x360.f32 not found: a generated field only");
+    } else {
+        p.dims[0] = 20, p.dims[1] = 180, p.dims[2] = 360, p.error_bound = 1e-5;
+        cases.push_back({mans_test::read_file(path), p});  // 44 % fill
+    }
+    Bytes f(9 * 10 * 11 * 8);
+    for (size_t i = 0; i < 9 * 10 * 11; ++i) {
+        const double v = i % 29 == 5 ? NAN : std::cos(0.07 * static_cast<double>(i)) * (1 + i % 7);
+        std::memcpy(f.data() + 8 * i, &v, 8);
+    }
+    p.type = MANS_PRISM_F64, p.dims[0] = 9, p.dims[1] = 10, p.dims[2] = 11, p.error_bound = 1e-6;
+    p.planes = MANS_PRISM_SIGN_MAGNITUDE;
+    cases.push_back({f, p});
+    for (const auto& c : cases) {
+        INFO("field of " << c.first.size() << " bytes");
+        const Bytes archive = cpu_prism(c.first, c.second);
+        const HostRetrieval coarse = host_retrieve(archive, MANS_PRISM_TARGET_REL, 1e-2);
+        const HostRetrieval full = host_retrieve(archive, MANS_PRISM_TARGET_FULL, 0);
+        REQUIRE(coarse.stats.complete == 0);
+        mans_prism_reader* r = nullptr;
+        REQUIRE(mans_prism_open_memory(archive.data(), archive.size(), &r) == MANS_OK);
+        Bytes dst(c.first.size() + 8, 0xEE);  // the stand-in's "device memory" is host memory
+        mans_prism_result* x = nullptr;
+        REQUIRE(mans_device_prism_retrieve(d.dev, r, MANS_PRISM_TARGET_REL, 1e-2, dst.data(), dst.size(), &x) == MANS_OK);
+        CHECK(mans_prism_result_size(x) == 0);  // no host values
+        CHECK(Bytes(dst.begin(), dst.begin() + c.first.size()) == coarse.values);
+        CHECK(dst.back() == 0xEE);  // nothing past the values
+        mans_prism_stats st;
+        REQUIRE(mans_prism_result_stats(x, &st) == MANS_OK);
+        check_same_stats(st, coarse.stats);
+        CHECK(std::string(st.backend) == "cuda");
+        // Refined on the device: only the rest is read, the full values written.
+        Bytes dst2(c.first.size(), 0);
+        REQUIRE(mans_device_prism_refine(d.dev, r, x, MANS_PRISM_TARGET_FULL, 0, dst2.data(), dst2.size()) == MANS_OK);
+        REQUIRE(mans_prism_result_stats(x, &st) == MANS_OK);
+        check_same_stats(st, full.stats);
+        CHECK(st.bytes_read_step == archive.size() - coarse.stats.bytes_read);
+        CHECK(dst2 == full.values);
+        // The host refine of a device result reconstructs its host values
+        // from the planes it holds (none to read) ...
+        REQUIRE(mans_prism_refine(r, x, MANS_PRISM_TARGET_FULL, 0, 1) == MANS_OK);
+        REQUIRE(mans_prism_result_stats(x, &st) == MANS_OK);
+        CHECK(st.bytes_read_step == 0);
+        REQUIRE(mans_prism_result_size(x) == full.values.size());
+        CHECK(std::memcmp(mans_prism_result_data(x), full.values.data(), full.values.size()) == 0);
+        // ... and a device refine of a complete host result (its planes
+        // dropped) reads them again.
+        Bytes dst3(c.first.size(), 0);
+        REQUIRE(mans_device_prism_refine(d.dev, r, x, MANS_PRISM_TARGET_FULL, 0, dst3.data(), dst3.size()) == MANS_OK);
+        CHECK(dst3 == full.values);
+        REQUIRE(mans_prism_result_stats(x, &st) == MANS_OK);
+        mans_prism_info info;
+        REQUIRE(mans_prism_get_info(r, &info) == MANS_OK);
+        CHECK(st.bytes_read_step == full.stats.bytes_read - info.header_bytes - info.base_bytes);
+        CHECK(mans_prism_result_size(x) == 0);
+
+        // Errors: the arguments are checked before the device.
+        mans_prism_result* none = nullptr;
+        CHECK(mans_device_prism_retrieve(d.dev, r, MANS_PRISM_TARGET_FULL, 0, dst.data(), c.first.size() - 1, &none) ==
+              MANS_ERR_DST_TOO_SMALL);
+        CHECK(mans_device_prism_retrieve(d.dev, r, MANS_PRISM_TARGET_FULL, 0, dst.data() + 1, dst.size() - 1, &none) ==
+              MANS_ERR_INVALID_ARGUMENT);
+        CHECK(mans_device_prism_retrieve(d.dev, r, MANS_PRISM_TARGET_FULL, 0, nullptr, dst.size(), &none) ==
+              MANS_ERR_INVALID_ARGUMENT);
+        CHECK(mans_device_prism_retrieve(nullptr, r, MANS_PRISM_TARGET_FULL, 0, dst.data(), dst.size(), &none) ==
+              MANS_ERR_INVALID_ARGUMENT);
+        CHECK(mans_device_prism_retrieve(d.dev, r, static_cast<mans_prism_target>(17), 0, dst.data(), dst.size(),
+                                         &none) == MANS_ERR_INVALID_ARGUMENT);
+        CHECK(mans_device_prism_retrieve(d.dev, r, MANS_PRISM_TARGET_ABS, 1e-30, dst.data(), dst.size(), &none) ==
+              MANS_ERR_TARGET_UNREACHABLE);
+        CHECK(none == nullptr);
+        CHECK(mans_device_prism_refine(d.dev, r, nullptr, MANS_PRISM_TARGET_FULL, 0, dst.data(), dst.size()) ==
+              MANS_ERR_INVALID_ARGUMENT);
+        mans_prism_result_free(x);
+        mans_prism_close(r);
+
+        // A damaged plane is refused as by the host API.
+        Bytes bad = archive;
+        bad[bad.size() - 5] ^= 0x21;
+        mans_prism_reader* rb = nullptr;
+        REQUIRE(mans_prism_open_memory(bad.data(), bad.size(), &rb) == MANS_OK);
+        mans_prism_result* hx = nullptr;
+        const mans_status host = mans_prism_retrieve(rb, MANS_PRISM_TARGET_FULL, 0, 1, &hx);
+        CHECK(host != MANS_OK);
+        CHECK(mans_device_prism_retrieve(d.dev, rb, MANS_PRISM_TARGET_FULL, 0, dst.data(), dst.size(), &none) == host);
+        CHECK(none == nullptr);
+        mans_prism_result_free(hx);
+        mans_prism_close(rb);
+    }
+}
+
 TEST_CASE("device API: a module without PRISM compression refuses a PRISM field", "[.][dispatch_chunks_decode]") {
     Device d;
     mans_prism_params p;
@@ -608,4 +739,14 @@ TEST_CASE("device API: a module without PRISM compression refuses a PRISM field"
     mans_status st = MANS_OK;
     device_prism(d.dev, field, p, &st);
     CHECK(st == MANS_ERR_BACKEND_UNAVAILABLE);
+    // ... and PRISM retrieval into device memory.
+    const Bytes archive = cpu_prism(Bytes(4000, 1), p);
+    mans_prism_reader* r = nullptr;
+    REQUIRE(mans_prism_open_memory(archive.data(), archive.size(), &r) == MANS_OK);
+    Bytes dst(4000);
+    mans_prism_result* x = nullptr;
+    CHECK(mans_device_prism_retrieve(d.dev, r, MANS_PRISM_TARGET_FULL, 0, dst.data(), dst.size(), &x) ==
+          MANS_ERR_BACKEND_UNAVAILABLE);
+    CHECK(x == nullptr);
+    mans_prism_close(r);
 }

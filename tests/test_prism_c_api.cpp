@@ -133,8 +133,8 @@ TEST_CASE("prism C API: compress, retrieve, refine, info, sources", "[prism][c_a
 // backend choice: the CPU forced gives the default's bytes and values, a
 // GPU backend forced gives them too or, where none serves here,
 // MANS_ERR_BACKEND_UNAVAILABLE; an unknown backend is an argument error.
-// Also in the backend_dispatch run, where the stand-in serves as cuda.
-TEST_CASE("prism C API: the backend of compression and of retrieval", "[prism][c_api][dispatch]") {
+namespace {
+void check_c_api_backends() {
     const std::vector<float> x = field(6, 20, 28);
     mans_prism_params p;
     mans_prism_params_init(&p);
@@ -157,8 +157,25 @@ TEST_CASE("prism C API: the backend of compression and of retrieval", "[prism][c
     REQUIRE(st == MANS_OK);
     CHECK(compress(MANS_BACKEND_CPU, &st) == automatic);
     CHECK(st == MANS_OK);
-    compress(static_cast<mans_backend>(9), &st);
-    CHECK(st == MANS_ERR_INVALID_ARGUMENT);
+    // Unknown values in the enum fields, stored as a C caller may (in C++ a
+    // cast to the enum would itself be undefined): refused (an unknown type
+    // as unsupported, as mans_compress's), also where the
+    // value's low byte is a valid one (264 = 256 + MANS_PRISM_F32).
+    auto refused_with = [&](void* field_addr, int value, mans_status expected = MANS_ERR_INVALID_ARGUMENT) {
+        const mans_prism_params saved = p;
+        std::memcpy(field_addr, &value, sizeof value);
+        void* a = nullptr;
+        size_t n = 0;
+        const mans_status s = mans_prism_compress(x.data(), x.size() * 4, &p, &a, &n);
+        mans_prism_free(a);
+        p = saved;
+        return s == expected;
+    };
+    for (int bad : {9, 4, -1, 256}) CHECK(refused_with(&p.backend, bad));
+    for (int bad : {264, 0, 7}) CHECK(refused_with(&p.type, bad, MANS_ERR_UNSUPPORTED_DTYPE));
+    for (int bad : {257, 0, 3}) CHECK(refused_with(&p.mode, bad));
+    for (int bad : {258, 0, -2}) CHECK(refused_with(&p.planes, bad));
+    CHECK(compress(MANS_BACKEND_AUTO, &st) == automatic);
 
     auto retrieve = [&](mans_backend b, mans_status* rst, std::string* where) {
         mans_prism_reader* r = nullptr;
@@ -204,4 +221,13 @@ TEST_CASE("prism C API: the backend of compression and of retrieval", "[prism][c
     CHECK(mans_prism_set_backend(r, static_cast<mans_backend>(-1)) == MANS_ERR_INVALID_ARGUMENT);
     CHECK(mans_prism_set_backend(nullptr, MANS_BACKEND_CPU) == MANS_ERR_INVALID_ARGUMENT);
     mans_prism_close(r);
+}
+}  // namespace
+
+TEST_CASE("prism C API: the backend of compression and of retrieval", "[prism][c_api]") { check_c_api_backends(); }
+
+// The same in the backend_dispatch run, where the stand-in serves as cuda.
+TEST_CASE("prism C API: the backend of compression and of retrieval, through a module", "[.][dispatch]") {
+    REQUIRE(mans::backend_status(mans::Backend::cuda, mans::Operation::prism_decompress) == mans::Errc::ok);
+    check_c_api_backends();
 }

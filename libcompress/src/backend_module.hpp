@@ -11,7 +11,9 @@
 // ABI 2 replaced ABI 1's reserved whole-stream mans_compress and
 // mans_decompress by encode_blocks and decode_blocks; ABI 3 gave the
 // reserved prism_compress its signature; ABI 4 gave the reserved
-// prism_decompress its signature. Compatibility rule: the loader accepts only abi_version ==
+// prism_decompress its signature; ABI 5 added out_on_device to its job (a
+// module of ABI 4 would have taken device memory for host memory).
+// Compatibility rule: the loader accepts only abi_version ==
 // MANS_BACKEND_ABI_VERSION. Any change to a signature or to the meaning of a
 // field bumps the version; appending a field only raises struct_size (the
 // loader reads fields beyond the module's struct_size as absent).
@@ -29,7 +31,7 @@
 extern "C" {
 #endif
 
-#define MANS_BACKEND_ABI_VERSION 4u
+#define MANS_BACKEND_ABI_VERSION 5u
 #define MANS_BACKEND_ENTRY_SYMBOL "mans_backend_module_entry"
 
 /* Capability flags: operations the module implements with output identical
@@ -197,7 +199,8 @@ typedef int (*mans_backend_prism_compress_fn)(const mans_backend_prism_job* job,
  * has read the archive's header, checked every plane's checksum and
  * decoded the base (its lossless stage is the core's MANS coder); the
  * module parses the header again, decodes the planes and reconstructs
- * (prism/device_decoder.hpp). Everything is host memory. */
+ * (prism/device_decoder.hpp). Everything is host memory but out when
+ * out_on_device (the device-memory API: the values stay on the device). */
 typedef struct mans_backend_prism_read_job {
     uint32_t struct_size;               /* sizeof(mans_backend_prism_read_job) of the core; a module refuses a smaller one */
     const uint8_t* header;              /* preamble + header + checksum, as stored */
@@ -210,6 +213,7 @@ typedef struct mans_backend_prism_read_job {
     const uint64_t* level_bytes;
     void* out;                          /* the values, count * element size bytes */
     uint64_t out_bytes;
+    int out_on_device;                  /* 1: out is memory of the module's device, aligned to the element size */
 } mans_backend_prism_read_job;
 
 /* Returns MANS_OK with the values in job->out, corrupt_block for planes

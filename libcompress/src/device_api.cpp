@@ -4,6 +4,7 @@
 // stream with the shared steps of mapping/chunk_batch.hpp. No exception
 // crosses this file.
 #include <cstdint>
+#include <memory>
 #include <new>
 #include <string>
 #include <vector>
@@ -33,7 +34,7 @@ using mans::detail::ChunkEncodeLayout;
 
 constexpr std::uint64_t kDefaultBlockBytes = mans::kDefaultBlockBytes;
 
-bool valid_backend(mans_backend b) { return b >= MANS_BACKEND_AUTO && b <= MANS_BACKEND_HIP; }
+using mans::detail::prism::valid_backend;
 
 bool aligned(const void* p, std::uintptr_t to) { return reinterpret_cast<std::uintptr_t>(p) % to == 0; }
 
@@ -215,6 +216,64 @@ mans_status mans_device_decompress_async(mans_device* dev, const void* const* in
     return queue(dev->module->chunk_decode, b);
 }
 
+}  // extern "C"
+
+namespace {
+
+// The opened module, if it runs op for PRISM here (the same rules and
+// self-test as the C++ API's), else null.
+const mans_backend_module* prism_module(const mans_device* dev, mans::detail::BackendOp op) {
+    const mans_backend_module* m = nullptr;
+    const mans::Backend named = std::string(dev->module->name) == "hip" ? mans::Backend::hip : mans::Backend::cuda;
+    if (mans::detail::select_module(named, op, ~std::uint64_t{0}, &m) != mans::Errc::ok || m != dev->module)
+        return nullptr;
+    return m;
+}
+
+// mans_device_prism_retrieve (x null: a new result at *out) and
+// mans_device_prism_refine (x).
+mans_status device_retrieve(mans_device* dev, mans_prism_reader* r, mans_prism_result* x, mans_prism_target kind,
+                            double value, void* d_dst, size_t dst_capacity, mans_prism_result** out) {
+    namespace dp = mans::detail::prism;
+    mans::prism::Target t;
+    if (!dev || !r || !d_dst || !dp::to_target(kind, value, &t)) return MANS_ERR_INVALID_ARGUMENT;
+    const mans::prism::ArchiveInfo& info = r->reader.info();
+    const std::uint64_t esize = info.type == mans::prism::FloatType::f64 ? 8 : 4;
+    if (!aligned(d_dst, esize)) return MANS_ERR_INVALID_ARGUMENT;
+    if (info.count > dst_capacity / esize) return MANS_ERR_DST_TOO_SMALL;
+    try {
+        const mans_backend_module* m = prism_module(dev, mans::detail::BackendOp::prism_decompress);
+        if (!m) return MANS_ERR_BACKEND_UNAVAILABLE;
+        if (x) return static_cast<mans_status>(dp::retrieve_to_device(r->reader, *m, t, &x->retrieval, false, d_dst));
+        auto fresh = std::make_unique<mans_prism_result>();
+        const mans::Errc e = dp::retrieve_to_device(r->reader, *m, t, &fresh->retrieval, true, d_dst);
+        if (e != mans::Errc::ok) return static_cast<mans_status>(e);
+        *out = fresh.release();
+        return MANS_OK;
+    } catch (const std::bad_alloc&) {
+        return MANS_ERR_OUT_OF_MEMORY;
+    } catch (...) {
+        return MANS_ERR_INTERNAL;
+    }
+}
+
+}  // namespace
+
+extern "C" {
+
+mans_status mans_device_prism_retrieve(mans_device* dev, mans_prism_reader* r, mans_prism_target kind,
+                                       double value, void* d_dst, size_t dst_capacity, mans_prism_result** out) {
+    if (!out) return MANS_ERR_INVALID_ARGUMENT;
+    *out = nullptr;
+    return device_retrieve(dev, r, nullptr, kind, value, d_dst, dst_capacity, out);
+}
+
+mans_status mans_device_prism_refine(mans_device* dev, mans_prism_reader* r, mans_prism_result* x,
+                                     mans_prism_target kind, double value, void* d_dst, size_t dst_capacity) {
+    if (!x) return MANS_ERR_INVALID_ARGUMENT;
+    return device_retrieve(dev, r, x, kind, value, d_dst, dst_capacity, nullptr);
+}
+
 mans_status mans_device_prism_compress(mans_device* dev, const void* d_src, size_t src_size,
                                        const mans_prism_params* p, void** archive, size_t* archive_size) {
     if (!dev || !p || !archive || !archive_size || (p->fill_count && !p->fill_values) || (!d_src && src_size))
@@ -226,15 +285,8 @@ mans_status mans_device_prism_compress(mans_device* dev, const void* d_src, size
         mans::prism::CompressConfig cfg = dp::config_from_params(*p);
         if (const mans::Errc e = dp::validate_config(src_size, cfg); e != mans::Errc::ok)
             return static_cast<mans_status>(e);
-        // The opened module, if it runs PRISM compression here (the same
-        // rules and self-test as for mans::prism::compress).
-        const mans_backend_module* m = nullptr;
-        const mans::Backend named =
-            std::string(dev->module->name) == "hip" ? mans::Backend::hip : mans::Backend::cuda;
-        if (mans::detail::select_module(named, mans::detail::BackendOp::prism_compress, ~std::uint64_t{0}, &m) !=
-                mans::Errc::ok ||
-            m != dev->module)
-            return MANS_ERR_BACKEND_UNAVAILABLE;
+        const mans_backend_module* m = prism_module(dev, mans::detail::BackendOp::prism_compress);
+        if (!m) return MANS_ERR_BACKEND_UNAVAILABLE;
         std::vector<std::uint8_t> out;
         const mans::Errc e = dp::compress_on_module(*m, d_src, src_size, cfg, &out, true);
         if (e != mans::Errc::ok) return static_cast<mans_status>(e);

@@ -3,9 +3,11 @@
 // on a stream, and every stream must equal the CPU's mans_compress stream
 // and decode to the input, and 48 damaged streams in one batch must get
 // the CPU's statuses; PRISM fields of 1^3, 17^3 and 64^3 f32 in device
-// memory get mans_prism_compress's archive. With --bench, also times 1 GiB
-// of u16 (detector-like data, 4 MiB chunks) device to device, and a 512^3
-// f32 PRISM field from device memory to its host archive.
+// memory get mans_prism_compress's archive, and retrieved into device
+// memory (coarse, refined, full) give mans_prism_retrieve's values. With
+// --bench, also times 1 GiB of u16 (detector-like data, 4 MiB chunks)
+// device to device, and a 512^3 f32 PRISM field from device memory to its
+// host archive and its full retrieval from that archive to device memory.
 //
 // Without a CUDA device it prints "SKIP: ..." and exits 77, which ctest
 // (`device_api_gpu`) reports as skipped; scripts/device-check.sh runs it on
@@ -236,11 +238,69 @@ void damaged_streams(mans_device* dev) {
     cudaFree(temp);
 }
 
+// The values of `archive` for a target as mans_prism_retrieve gives them
+// on the host; empty on failure.
+Bytes host_values(const void* archive, size_t size, mans_prism_target kind, double value) {
+    mans_prism_reader* r = nullptr;
+    Bytes v;
+    if (mans_prism_open_memory(archive, size, &r) != MANS_OK) return v;
+    mans_prism_result* res = nullptr;
+    if (mans_prism_retrieve(r, kind, value, 0, &res) == MANS_OK) {
+        const auto* d = static_cast<const std::uint8_t*>(mans_prism_result_data(res));
+        v.assign(d, d + mans_prism_result_size(res));
+    }
+    mans_prism_result_free(res);
+    mans_prism_close(r);
+    return v;
+}
+
+// PRISM retrieval into device memory (mans_device_prism_retrieve, then
+// mans_device_prism_refine): a coarse target (rel 1e-2) and the full one
+// must give mans_prism_retrieve's values byte for byte; *secs: the full
+// retrieval's wall time (host archive to device values, synchronous).
+void prism_device_retrieval(mans_device* dev, const void* archive, size_t size, size_t value_bytes, double* secs) {
+    const Bytes coarse = host_values(archive, size, MANS_PRISM_TARGET_REL, 1e-2);
+    const Bytes full = host_values(archive, size, MANS_PRISM_TARGET_FULL, 0);
+    CHECK(coarse.size() == value_bytes && full.size() == value_bytes, "host PRISM retrieval");
+    void* d_out = nullptr;
+    if (!cuda_ok(cudaMalloc(&d_out, value_bytes ? value_bytes : 1), "cudaMalloc values")) return;
+    Bytes got(value_bytes);
+    auto fetch = [&]() {
+        got.assign(value_bytes, 0xA5);
+        return cuda_ok(cudaMemcpy(got.data(), d_out, value_bytes, cudaMemcpyDeviceToHost), "copy values back");
+    };
+    mans_prism_reader* r = nullptr;
+    CHECK(mans_prism_open_memory(archive, size, &r) == MANS_OK, "open the archive");
+    mans_prism_result* x = nullptr;
+    mans_status st = mans_device_prism_retrieve(dev, r, MANS_PRISM_TARGET_REL, 1e-2, d_out, value_bytes, &x);
+    CHECK(st == MANS_OK, "mans_device_prism_retrieve rel 1e-2: %s", mans_status_name(st));
+    if (st == MANS_OK && fetch()) CHECK(got == coarse, "device retrieval rel 1e-2: not mans_prism_retrieve's values");
+    if (st == MANS_OK) {
+        st = mans_device_prism_refine(dev, r, x, MANS_PRISM_TARGET_FULL, 0, d_out, value_bytes);
+        CHECK(st == MANS_OK, "mans_device_prism_refine full: %s", mans_status_name(st));
+        if (st == MANS_OK && fetch()) CHECK(got == full, "device refine to full: not mans_prism_retrieve's values");
+    }
+    mans_prism_result_free(x);
+    mans_prism_close(r);
+    // The full retrieval alone, timed, from a fresh reader.
+    CHECK(mans_prism_open_memory(archive, size, &r) == MANS_OK, "open the archive");
+    x = nullptr;
+    const auto t0 = std::chrono::steady_clock::now();
+    st = mans_device_prism_retrieve(dev, r, MANS_PRISM_TARGET_FULL, 0, d_out, value_bytes, &x);
+    *secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    CHECK(st == MANS_OK, "mans_device_prism_retrieve full: %s", mans_status_name(st));
+    if (st == MANS_OK && fetch()) CHECK(got == full, "device retrieval full: not mans_prism_retrieve's values");
+    mans_prism_result_free(x);
+    mans_prism_close(r);
+    cudaFree(d_out);
+}
+
 // PRISM: an n^3 f32 field (smooth, with a block of fill values) in device
 // memory through mans_device_prism_compress: the archive must be
 // mans_prism_compress's on the CPU; *secs: the device call's wall time
-// (device to host archive: the call is synchronous).
-void prism_field(mans_device* dev, std::size_t n, double* secs) {
+// (device to host archive: the call is synchronous). Then the CPU's archive
+// is retrieved into device memory (prism_device_retrieval; *retrieve_secs).
+void prism_field(mans_device* dev, std::size_t n, double* secs, double* retrieve_secs) {
     const std::size_t count = n * n * n;
     std::vector<float> field(count);
     std::uint32_t s = 7;
@@ -275,8 +335,9 @@ void prism_field(mans_device* dev, std::size_t n, double* secs) {
     CHECK(st != MANS_OK || (gpu_size == cpu_size && std::memcmp(gpu, cpu, cpu_size) == 0),
           "PRISM %zu^3: the device's archive (%zu bytes) differs from the CPU's (%zu bytes)", n, gpu_size, cpu_size);
     mans_prism_free(gpu);
-    mans_prism_free(cpu);
     cudaFree(d_field);
+    if (cpu) prism_device_retrieval(dev, cpu, cpu_size, count * 4, retrieve_secs);
+    mans_prism_free(cpu);
 }
 
 }  // namespace
@@ -315,17 +376,20 @@ int main(int argc, char** argv) {
     }
     for (std::size_t n : {std::size_t{1}, std::size_t{17}, std::size_t{64}}) {
         const int before = failures;
-        double secs = 0;
-        prism_field(dev, n, &secs);
-        std::printf("%s PRISM f32 %zu^3 from device memory: %s\n", failures == before ? "ok  " : "FAIL", n,
-                    failures == before ? "the CPU's archive" : "see above");
+        double secs = 0, rsecs = 0;
+        prism_field(dev, n, &secs, &rsecs);
+        std::printf("%s PRISM f32 %zu^3 from device memory and back: %s\n", failures == before ? "ok  " : "FAIL", n,
+                    failures == before ? "the CPU's archive; its values, coarse, refined and full" : "see above");
     }
     if (argc > 1 && std::strcmp(argv[1], "--bench") == 0) {
         const int before = failures;
-        double secs = 0;
-        prism_field(dev, 512, &secs);
+        double secs = 0, rsecs = 0;
+        prism_field(dev, 512, &secs, &rsecs);
+        const double gb = 512.0 * 512 * 512 * 4 / 1e9;
         std::printf("bench PRISM f32 512^3 (512 MiB, rel 1e-3), device memory to a host archive: %.3f s (%.2f GB/s)%s\n",
-                    secs, 512.0 * 512 * 512 * 4 / 1e9 / secs, failures == before ? ", the CPU's archive" : " [with failures above]");
+                    secs, gb / secs, failures == before ? ", the CPU's archive" : " [with failures above]");
+        std::printf("bench PRISM f32 512^3 full retrieval, host archive to device memory: %.3f s (%.2f GB/s)%s\n",
+                    rsecs, gb / rsecs, failures == before ? ", mans_prism_retrieve's values" : " [with failures above]");
     }
     if (argc > 1 && std::strcmp(argv[1], "--bench") == 0) {
         const size_t chunk_bytes = size_t{4} << 20, chunks = 256;  // 1 GiB of u16

@@ -110,6 +110,28 @@ mans_status mans_device_decompress_async(mans_device* dev, const void* const* in
 mans_status mans_device_prism_compress(mans_device* dev, const void* d_src, size_t src_size,
                                        const mans_prism_params* p, void** archive, size_t* archive_size);
 
+/* PRISM retrieval into device memory: reads what mans_prism_retrieve reads
+ * for the target (through the reader r, from any source) and reconstructs
+ * the same values, byte for byte, on the opened backend's device into d_dst
+ * (dst_capacity bytes of its memory, aligned to the element size; the
+ * values take count x element size bytes, mans_prism_get_info). *out
+ * holds the planes read and the stats but no host values
+ * (mans_prism_result_size is 0): pass it to mans_device_prism_refine, which
+ * reads only the planes a finer target adds and reconstructs into device
+ * memory again, or to mans_prism_refine for host values. Synchronous, on
+ * the default stream. Errors: mans_prism_retrieve's;
+ * MANS_ERR_DST_TOO_SMALL for a short dst_capacity; MANS_ERR_INVALID_ARGUMENT
+ * for a misaligned d_dst; MANS_ERR_BACKEND_UNAVAILABLE when the backend does
+ * not reconstruct PRISM here (no kernel, or it failed the PRISM retrieval
+ * self-test) or failed at run time. On error *out is NULL (refine: x is
+ * unchanged) and d_dst's contents are unspecified. */
+mans_status mans_device_prism_retrieve(mans_device* dev, mans_prism_reader* r, mans_prism_target kind,
+                                       double value, void* d_dst, size_t dst_capacity, mans_prism_result** out);
+/* Refines x (a result of r, made by either API) to the target, values into
+ * d_dst as above. x then holds no host values. */
+mans_status mans_device_prism_refine(mans_device* dev, mans_prism_reader* r, mans_prism_result* x,
+                                     mans_prism_target kind, double value, void* d_dst, size_t dst_capacity);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,16 +7,13 @@
 #include "mans/prism.hpp"
 #include "prism/c_params.hpp"
 
-struct mans_prism_reader {
-    mans::prism::Reader reader;
-};
-struct mans_prism_result {
-    mans::prism::Retrieval retrieval;
-};
-
 namespace {
 
 mans_status status(mans::Errc e) { return static_cast<mans_status>(e); }
+
+}  // namespace
+
+namespace mans::detail::prism {
 
 bool to_target(mans_prism_target kind, double value, mans::prism::Target* t) {
     using mans::prism::Target;
@@ -32,6 +29,12 @@ bool to_target(mans_prism_target kind, double value, mans::prism::Target* t) {
     }
     return false;
 }
+
+}  // namespace mans::detail::prism
+
+namespace {
+
+using mans::detail::prism::to_target;
 
 mans_status open_with(std::unique_ptr<mans::prism::Source> src, mans_prism_reader** out) {
     if (!out) return MANS_ERR_INVALID_ARGUMENT;
@@ -53,18 +56,18 @@ namespace mans::detail::prism {
 
 mans::prism::CompressConfig config_from_params(const mans_prism_params& p) {
     mans::prism::CompressConfig cfg;
-    cfg.type = static_cast<mans::prism::FloatType>(p.type);
+    cfg.type = static_cast<mans::prism::FloatType>(c_enum_byte(c_enum_value(p.type)));
     cfg.rank = p.rank;
     for (int a = 0; a < 4; ++a) cfg.dims[a] = p.dims[a];
-    cfg.mode = static_cast<mans::prism::ErrorMode>(p.mode);
+    cfg.mode = static_cast<mans::prism::ErrorMode>(c_enum_byte(c_enum_value(p.mode)));
     cfg.error_bound = p.error_bound;
-    cfg.planes = static_cast<mans::prism::PlaneCoding>(p.planes);
+    cfg.planes = static_cast<mans::prism::PlaneCoding>(c_enum_byte(c_enum_value(p.planes)));
     cfg.threads = p.threads;
     cfg.fill_values.assign(p.fill_values, p.fill_values + p.fill_count);
     cfg.detect_fill = p.detect_fill != 0;
     cfg.level_alpha = p.level_alpha;
     cfg.level_beta = p.level_beta;
-    cfg.backend = static_cast<mans::Backend>(p.backend);
+    cfg.backend = static_cast<mans::Backend>(c_enum_value(p.backend));
     return cfg;
 }
 
@@ -97,7 +100,7 @@ void mans_prism_params_init(mans_prism_params* p) {
 mans_status mans_prism_compress(const void* src, size_t src_size, const mans_prism_params* p, void** archive,
                                 size_t* archive_size) {
     if (!p || !archive || !archive_size || (p->fill_count && !p->fill_values) ||
-        !mans::detail::prism::valid_backend(p->backend))
+        !mans::detail::prism::valid_backend(mans::detail::prism::c_enum_value(p->backend)))
         return MANS_ERR_INVALID_ARGUMENT;
     *archive = nullptr;
     *archive_size = 0;

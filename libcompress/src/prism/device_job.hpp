@@ -164,7 +164,15 @@ int run_prism_job(Exec& ex, const mans_backend_prism_job& j, const T* x) {
 // corrupt_block for planes the CPU refuses; backend_unavailable,
 // out_of_memory as the module reports them; internal for anything else.
 Errc retrieve_on_module(const mans_backend_module& m, const std::vector<std::uint8_t>& header_bytes, const Header& h,
-                        const BaseData& base, const std::vector<std::vector<const std::uint8_t*>>& planes, void* out);
+                        const BaseData& base, const std::vector<std::vector<const std::uint8_t*>>& planes, void* out,
+                        bool out_on_device = false);
+
+// The device-memory API's retrieval (reader.cpp): r.retrieve (fresh) or
+// r.refine(x) for `target`, with the values reconstructed on module m into
+// d_out, memory of m's device of count x element size bytes. *x keeps the
+// planes read and the stats, no values. No fallback to the CPU.
+Errc retrieve_to_device(mans::prism::Reader& r, const mans_backend_module& m, const mans::prism::Target& target,
+                        mans::prism::Retrieval* x, bool fresh, void* d_out);
 
 // The values of `archive` for `target` as a Reader retrieves them, with
 // the reconstruction on module m, or on the CPU when m is null (reader.cpp;
@@ -197,11 +205,12 @@ int run_prism_read_job(Exec& ex, const mans_backend_prism_read_job& j) {
         levels[l] = d;
     }
     const BaseData base = base_of(j.base);
-    T* out = ex.template alloc<T>(h.grid.count);
+    // The device-memory API's values are written where the caller wants them.
+    T* out = j.out_on_device ? static_cast<T*>(j.out) : ex.template alloc<T>(h.grid.count);
     Errc e = device_reconstruct<T>(ex, h, base, levels, kept, out);
     const Errc ran = ex.finish();
     if (e == Errc::ok || ran != Errc::ok) e = ran;
-    if (e == Errc::ok) ex.to_host(j.out, out, static_cast<std::size_t>(j.out_bytes));
+    if (e == Errc::ok && !j.out_on_device) ex.to_host(j.out, out, static_cast<std::size_t>(j.out_bytes));
     if (e == Errc::ok) e = ex.finish();
     return static_cast<int>(e);
 }

@@ -149,7 +149,8 @@ std::string prism_self_test(const mans_backend_module& m) {
 }
 
 Errc retrieve_on_module(const mans_backend_module& m, const std::vector<std::uint8_t>& header_bytes, const Header& h,
-                        const BaseData& base, const std::vector<std::vector<const std::uint8_t*>>& planes, void* out) {
+                        const BaseData& base, const std::vector<std::vector<const std::uint8_t*>>& planes, void* out,
+                        bool out_on_device) {
     MANS_RETURN_IF(planes.size() != h.levels, Errc::internal);
     // Each level's planes back to back, as stored (they are consecutive in
     // the archive; a refined retrieval holds them in pieces).
@@ -183,6 +184,7 @@ Errc retrieve_on_module(const mans_backend_module& m, const std::vector<std::uin
     j.level_bytes = level_bytes.data();
     j.out = out;
     j.out_bytes = h.grid.count * h.esize();
+    j.out_on_device = out_on_device ? 1 : 0;
     mans_backend_probe_result err{};
     const int rc = m.prism_decompress(&j, &err);
     switch (static_cast<Errc>(rc)) {

@@ -155,7 +155,8 @@ struct Retrieval::State {
     std::uint64_t count = 0;
     OutBytes out;  // count values of type
     // Per level: the stored bytes of the planes read so far, in pieces of
-    // consecutive planes (one per step); empty once complete.
+    // consecutive planes (one per step); dropped once complete with the
+    // values on the host (a device retrieval keeps them).
     struct Piece {
         unsigned first_plane = 0;
         std::vector<std::uint8_t> bytes;
@@ -199,6 +200,9 @@ struct Reader::Impl {
     // The self-test's choice, past the selection: a module, or the CPU.
     bool direct = false;
     const mans_backend_module* direct_module = nullptr;
+    // The device-memory API's destination during one of its calls: the
+    // values go to device_out on direct_module's device, not to the host.
+    void* device_out = nullptr;
     const char* used = "cpu";  // where the last reconstruction ran
 
     Errc read(std::uint64_t off, std::size_t n, std::vector<std::uint8_t>* buf) {
@@ -327,6 +331,11 @@ template <typename T>
 Errc Reader::Impl::reconstruct(const std::vector<std::vector<const std::uint8_t*>>& planes,
                                OutBytes* out_bytes, int threads) {
     const std::uint64_t n = h.grid.count;
+    if (device_out) {  // no host values, and no fallback: the caller's device memory
+        used = direct_module->name;
+        out_bytes->clear();
+        return retrieve_on_module(*direct_module, header_bytes, h, base, planes, device_out, true);
+    }
     out_bytes->resize(static_cast<std::size_t>(n * sizeof(T)));
     std::uint8_t* out = out_bytes->data();
     const mans_backend_module* gpu = direct_module;
@@ -367,14 +376,26 @@ Errc Reader::Impl::run(const Target& target, Retrieval::State* s, bool fresh, in
     MANS_RETURN_IF_ERROR(make_plan(h, model, target, prev, fixed, &plan));
     const std::uint64_t before = bytes_read;
     MANS_RETURN_IF_ERROR(load_base());
+    // The planes held: all of prev's, unless a complete retrieval dropped
+    // them and must reconstruct again (into device memory): then it reads
+    // them again.
+    std::vector<std::uint32_t> held = prev;
+    if (!fresh && device_out && s->stats.complete) {
+        bool any = false;
+        for (const auto& p : s->pieces) any = any || !p.empty();
+        if (!any) held.assign(h.levels, 0);
+    }
     // The planes this step adds, read and verified.
     std::vector<Retrieval::State::Piece> added(h.levels);
     std::uint64_t plane_bytes = 0;
-    bool changed = fresh;
+    // Reconstruct also when no plane is added but the values are wanted
+    // elsewhere: in device memory, or on the host after a device retrieval
+    // (which keeps none there).
+    bool changed = fresh || device_out || s->out.size() != h.grid.count * h.esize();
     for (unsigned l = 0; l < h.levels; ++l) {
-        if (plan.planes[l] <= prev[l]) continue;
-        added[l].first_plane = prev[l];
-        MANS_RETURN_IF_ERROR(read_planes(l, prev[l], plan.planes[l], &added[l].bytes));
+        if (plan.planes[l] <= held[l]) continue;
+        added[l].first_plane = held[l];
+        MANS_RETURN_IF_ERROR(read_planes(l, held[l], plan.planes[l], &added[l].bytes));
         plane_bytes += added[l].bytes.size();
         changed = true;
     }
@@ -388,9 +409,9 @@ Errc Reader::Impl::run(const Target& target, Retrieval::State* s, bool fresh, in
             if (!fresh)
                 for (std::size_t i = 0; i < s->pieces[l].size(); ++i) {
                     const auto& p = s->pieces[l][i];
-                    add(p, i + 1 < s->pieces[l].size() ? s->pieces[l][i + 1].first_plane : prev[l]);
+                    add(p, i + 1 < s->pieces[l].size() ? s->pieces[l][i + 1].first_plane : held[l]);
                 }
-            if (plan.planes[l] > prev[l]) add(added[l], plan.planes[l]);
+            if (plan.planes[l] > held[l]) add(added[l], plan.planes[l]);
         }
         OutBytes out;
         MANS_RETURN_IF_ERROR(h.type == FloatType::f32 ? reconstruct<float>(planes, &out, threads)
@@ -406,8 +427,8 @@ Errc Reader::Impl::run(const Target& target, Retrieval::State* s, bool fresh, in
         s->stats.bytes_read = h.header_bytes + h.base_bytes;
     }
     for (unsigned l = 0; l < h.levels; ++l)
-        if (!added[l].bytes.empty() || plan.planes[l] > prev[l]) s->pieces[l].push_back(std::move(added[l]));
-    if (plan.complete)  // nothing left to refine
+        if (!added[l].bytes.empty() || plan.planes[l] > held[l]) s->pieces[l].push_back(std::move(added[l]));
+    if (plan.complete && !device_out)  // nothing left to refine, and the values are here
         for (auto& p : s->pieces) std::vector<Retrieval::State::Piece>().swap(p);
     s->stats.bytes_read += plane_bytes;
     s->stats.planes = plan.planes;
@@ -528,6 +549,27 @@ namespace mans::detail::prism {
 struct ReaderAccess {
     static mans::prism::Reader::Impl* impl(mans::prism::Reader& r) { return r.impl_.get(); }
 };
+
+Errc retrieve_to_device(mans::prism::Reader& r, const mans_backend_module& m, const mans::prism::Target& target,
+                        mans::prism::Retrieval* x, bool fresh, void* d_out) {
+    mans::prism::Reader::Impl* impl = ReaderAccess::impl(r);
+    if (!impl || !d_out) return Errc::invalid_argument;
+    // The reader's own choice is restored whatever happens.
+    struct Restore {
+        mans::prism::Reader::Impl* impl;
+        bool direct;
+        const mans_backend_module* module;
+        ~Restore() {
+            impl->direct = direct;
+            impl->direct_module = module;
+            impl->device_out = nullptr;
+        }
+    } restore{impl, impl->direct, impl->direct_module};
+    impl->direct = true;
+    impl->direct_module = &m;
+    impl->device_out = d_out;
+    return fresh ? r.retrieve(target, x, 1) : r.refine(x, target, 1);
+}
 
 Errc retrieve_with(const mans_backend_module* m, const std::uint8_t* archive, std::size_t bytes,
                    const mans::prism::Target& target, std::vector<std::uint8_t>* values) {
