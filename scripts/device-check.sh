@@ -74,12 +74,14 @@
 # DEVICE_CHECK_CUDA_ARCHS (default: the GPU's compute capability, else
 # the project's 80;90); DEVICE_CHECK_DATA_DIR (real fields for the tests,
 # e.g. a carried copy of ../shared/data; relative to the repository);
-# DEVICE_CHECK_BIG_ELEMS (0 skips the big round trip); DEVICE_CHECK_PRISM_N
+# DEVICE_CHECK_BIG_ELEMS (0 skips the big round trip); DEVICE_CHECK_PROFILE
+# (1: step 7, kernel times of the device-memory API bench under ncu); DEVICE_CHECK_PRISM_N
 # (edge of the PRISM field, 0 skips); DEVICE_CHECK_WORK
 # (where the scratch folder is made; default $TMPDIR, else /tmp);
 # DEVICE_CHECK_MODULE_DIR (another module folder: a rehearsal without a
 # GPU names the host stand-in's, <build>/tests/fixtures/coder);
-# DEVICE_CHECK_COMMIT (shown when the copy has no .git).
+# DEVICE_CHECK_COMMIT (the commit shown; default: the copy's git HEAD, which the
+# device tool's copy may hold at an older commit than its files).
 #
 # Exit status: 0 all passed (or skipped for want of a device, as the
 # summary says); 1 a check failed or hit its time limit; 2 configure or
@@ -145,7 +147,7 @@ verdict() {
   esac
 }
 
-commit="$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo "${DEVICE_CHECK_COMMIT:-?}")"
+commit="${DEVICE_CHECK_COMMIT:-$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo "?")}"
 say "host $(hostname 2>/dev/null || cat /proc/sys/kernel/hostname), $(date -u +%FT%TZ), commit $commit, budget ${budget} s"
 [ -z "$timeout_bin" ] && say "no timeout command: steps run without time limits"
 gpu_seen=0
@@ -528,6 +530,47 @@ GEN
     fi
   fi
   rm -f "$field" "$field.cpu.prism" "$field.cuda.prism" "$field.cpu.back" "$field.cuda.back"
+fi
+
+# ---------------------------------------------------------------- 7. kernel times (DEVICE_CHECK_PROFILE=1)
+# Nsight Compute over the device-memory API check with --bench: each
+# kernel's launches and GPU time (gpu__time_duration), summed over the run
+# and listed longest first in the summary; the raw CSV goes at the end of
+# test-device-api.log. Launches are serialized, so the sums say where GPU
+# time goes, not the bench's wall time.
+if [ "${DEVICE_CHECK_PROFILE:-0}" = 1 ] && [ "$device" -eq 1 ] && [ -x "$build/tests/mans_device_api_check" ]; then
+  ncu_bin="$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)"
+  if [ -z "$ncu_bin" ]; then
+    say "SKIP: kernel times: ncu not found"
+  else
+    echo "== ncu: $ncu_bin" >>"$out/test-device-api.log"
+    step 240 "$work/ncu.csv" "$ncu_bin" --clock-control none --cache-control none --metrics gpu__time_duration.sum \
+      --csv --page raw "$build/tests/mans_device_api_check" --bench
+    verdict "kernel times (ncu over mans_device_api_check --bench)" test-device-api.log
+    cat "$work/ncu.csv" >>"$out/test-device-api.log"
+    python3 - "$work/ncu.csv" <<'PY' 2>&1 | sed 's/^/device-check:   /' | tee -a "$summary"
+import csv, sys
+rows = [r for r in csv.reader(open(sys.argv[1], errors="replace")) if r]
+head = next((i for i, r in enumerate(rows) if "Kernel Name" in r and "gpu__time_duration.sum" in r), None)
+if head is None:
+    print("no kernel rows in ncu's output"); sys.exit(0)
+name, t = rows[head].index("Kernel Name"), rows[head].index("gpu__time_duration.sum")
+unit = rows[head + 1][t] if head + 1 < len(rows) else "?"
+scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6}.get(unit, float("nan"))
+agg = {}
+for r in rows[head + 2:]:
+    if len(r) <= max(name, t): continue
+    try: v = float(r[t].replace(",", "")) * scale
+    except ValueError: continue
+    k = r[name].split("(")[0][:90]
+    n, s = agg.get(k, (0, 0.0))
+    agg[k] = (n + 1, s + v)
+total = sum(s for _, s in agg.values())
+print("kernel times: %d launches, %.3f ms of GPU time in all" % (sum(n for n, _ in agg.values()), total / 1e3))
+for k, (n, s) in sorted(agg.items(), key=lambda kv: -kv[1][1])[:25]:
+    print("  %10.3f ms %6d x  %s" % (s / 1e3, n, k))
+PY
+  fi
 fi
 
 if [ "$out_of_time" -eq 1 ] && [ "$status" -eq 0 ]; then status=3; fi
