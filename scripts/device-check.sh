@@ -556,7 +556,7 @@ if head is None:
     print("no kernel rows in ncu's output"); sys.exit(0)
 name, t = rows[head].index("Kernel Name"), rows[head].index("gpu__time_duration.sum")
 unit = rows[head + 1][t] if head + 1 < len(rows) else "?"
-scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6}.get(unit, float("nan"))
+scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3, "s": 1e6, "second": 1e6}.get(unit, float("nan"))
 agg = {}
 for r in rows[head + 2:]:
     if len(r) <= max(name, t): continue
