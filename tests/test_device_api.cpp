@@ -213,6 +213,49 @@ TEST_CASE("device API: real fields as chunks, through a temp of one block in fli
     REQUIRE(device_decompress(d.dev, comp.streams, 262144, 0, dl.total + dl.slice - 1).call == MANS_ERR_INVALID_ARGUMENT);
 }
 
+TEST_CASE("device API: chunks smaller than a block get scratch slices sized for them", "[.][dispatch_chunks]") {
+    // HDF5-sized chunks (and PRISM's streams) are often smaller than a
+    // 128 KiB block: the slices are sized for the largest chunk, so a temp
+    // budget holds more blocks in flight. Slices too small for a block
+    // would overrun (ASan watches this run) or fail the block.
+    Device d;
+    const Bytes exafel = mans_test::exafel_prefix(1 << 20);
+    const mans::detail::ChunkEncodeLayout whole = mans::detail::chunk_encode_layout(2, 65536, 1, 131072, 0);
+    for (const size_t chunk_bytes : {size_t{9002}, size_t{16384}, size_t{65536}}) {
+        INFO(chunk_bytes << "-byte chunks");
+        std::vector<Bytes> chunks;
+        for (size_t at = 0; at + chunk_bytes <= exafel.size() && chunks.size() < 24; at += 3 * chunk_bytes + 2)
+            chunks.emplace_back(exafel.begin() + static_cast<std::ptrdiff_t>(at),
+                                exafel.begin() + static_cast<std::ptrdiff_t>(at + chunk_bytes));
+        chunks.emplace_back(exafel.begin(), exafel.begin() + 6);  // and a tiny one
+        const mans::detail::ChunkEncodeLayout l =
+            mans::detail::chunk_encode_layout(2, 65536, chunks.size(), chunk_bytes, 0);
+        REQUIRE(l.slice_elems == chunk_bytes / 2);
+        REQUIRE(l.slice < whole.slice);
+        REQUIRE(device_compress(d.dev, mans::DType::u16, 0, chunks, chunk_bytes, 0, l.total + l.slice - 1).call ==
+                MANS_ERR_INVALID_ARGUMENT);
+        for (size_t k : {size_t{1}, size_t{2}, size_t{0}}) {  // 0: the temp the query gives
+            INFO((k ? std::to_string(k) : std::string("the query's")) << " blocks in flight");
+            const Compressed comp =
+                device_compress(d.dev, mans::DType::u16, 0, chunks, chunk_bytes, 0, k ? l.total + k * l.slice : 0);
+            REQUIRE(comp.call == MANS_OK);
+            for (size_t c = 0; c < chunks.size(); ++c) {
+                INFO("chunk " << c);
+                REQUIRE(comp.statuses[c] == MANS_OK);
+                REQUIRE(comp.streams[c] == cpu_stream(chunks[c], mans::DType::u16, 0));
+            }
+            const Decompressed dec = device_decompress(d.dev, comp.streams, chunk_bytes);
+            REQUIRE(dec.call == MANS_OK);
+            for (size_t c = 0; c < chunks.size(); ++c) REQUIRE(dec.data[c] == chunks[c]);
+        }
+    }
+    // The query's temp: the fixed part and slices for 9,002 bytes, not for a block.
+    size_t small = 0, large = 0;
+    REQUIRE(mans_device_compress_temp_bytes(d.dev, MANS_DTYPE_U16, 0, 16, 9002, &small) == MANS_OK);
+    REQUIRE(mans_device_compress_temp_bytes(d.dev, MANS_DTYPE_U16, 0, 16, 131072, &large) == MANS_OK);
+    CHECK(small * 4 < large);
+}
+
 TEST_CASE("device API: per-chunk argument errors leave the other chunks coded", "[.][dispatch_chunks]") {
     Device d;
     const Bytes good = mans_test::generate(mans::DType::u32, mans_test::Dist::skewed, 5000, 1);

@@ -1,12 +1,14 @@
 // test_hd_algo.cpp - the pieces of the shared (MANS_HD) coders that a GPU
-// runs differently from the CPU: the GPU sorts with heap_sort_u64 and
-// computes log2_small_fix16 instead of reading its table. Both must give
-// the CPU's results, or GPU streams would differ. A warp sorts the
+// runs differently from the CPU: the GPU sorts with heap_sort_u64, and it
+// reads log2_small_fix16's table from its own copy in device memory (both
+// copies are the compiler's evaluation of make_log2_small_table). Both must
+// give the CPU's results, or GPU streams would differ. A warp sorts the
 // encoder's median sample with team_sort_u64.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -43,8 +45,20 @@ TEST_CASE("heap_sort_u64, unique_u64 and lower_bound_u64 equal the standard algo
     }
 }
 
-TEST_CASE("log2_small_fix16's table equals log2_fix16, which the GPU computes", "[hd]") {
+// The table is evaluated at compile time: these hold before any test runs.
+static_assert(kLog2SmallHost.v[0] == 0 && kLog2SmallHost.v[1] == 0 && kLog2SmallHost.v[2] == 65536);
+static_assert(kLog2SmallHost.v[3] == 103872 && kLog2SmallHost.v[4096] == 12 * 65536);
+static_assert(make_log2_small_table().v[kLog2SmallEntries - 1] == log2_fix16(kLog2SmallEntries - 1));
+
+TEST_CASE("log2_small_fix16's table equals log2_fix16 and the real log2", "[hd]") {
     for (std::uint32_t x = 0; x < 5000; ++x) REQUIRE(log2_small_fix16(x) == log2_fix16(x));
+    // floor(log2(x) * 65536), within the squaring's rounding (never above).
+    for (std::uint64_t x : {3ull, 5ull, 1000ull, 4097ull, 123456789ull, ~0ull}) {
+        const double exact = std::log2(static_cast<double>(x)) * 65536.0;
+        INFO(x);
+        CHECK(static_cast<double>(log2_fix16(x)) <= exact + 1e-6);
+        CHECK(static_cast<double>(log2_fix16(x)) >= exact - 2.0);
+    }
 }
 
 TEST_CASE("team_sort_u64 sorts any length with teams of 1-64 ranks", "[hd][one_thread]") {

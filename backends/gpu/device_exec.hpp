@@ -120,15 +120,11 @@ public:
     Errc rans_candidates(const mans::detail::prism::StreamBatch& b, mans_backend_chunk_batch* a) {
         if (!encode_) return Errc::backend_unavailable;
         // Blocks in flight: as many as kRansTempBudget of scratch slices
-        // hold (a slice is about 6 MiB for a 128 KiB block), at most
-        // kRansWave, at least one.
-        const std::uint64_t slice =
-            mans::detail::encode_slice_layout(static_cast<std::size_t>(mans::detail::prism::rans_block_elems(b.width)),
-                                              b.width)
-                .total;
-        std::uint64_t wave = slice ? kRansTempBudget / slice : 1;
-        wave = wave < 1 ? 1 : wave > kRansWave ? kRansWave : wave;
-        MANS_RETURN_IF_ERROR(mans::detail::prism::bind_rans_candidates(*this, b, wave, a));
+        // hold (slices sized for the largest stream: about 1 MiB for a
+        // plane chunk's 16 KiB, where a whole 128 KiB block's took 6 MiB),
+        // at most kRansWave, at least one.
+        MANS_RETURN_IF_ERROR(
+            mans::detail::prism::bind_rans_candidates(*this, b, {kRansTempBudget, kRansWave}, a));
         if (err_ != kSuccess) return status();
         if (a->chunks == 0) return Errc::ok;
         if (encode_(a, &coder_error_) < 0) {

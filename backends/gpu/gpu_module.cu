@@ -6,15 +6,18 @@
 // - MANS compression and decompression (encode_blocks, decode_blocks): the
 //   CPU's block encoder and decoder (mapping/block_batch.hpp, MANS_HD), so
 //   the bytes are the CPU's by construction; the core frames the stream and
-//   computes and checks the checksums. A block is decoded by one warp (a
-//   team, core/team.hpp: rANS lane j is warp lane j, the copies and element
-//   loops are split) and encoded by one thread;
+//   computes and checks the checksums. A block is decoded and encoded by
+//   one warp (a team, core/team.hpp: rANS lane j is warp lane j, the copies
+//   and element loops are split);
+// - the device-memory API's chunks (chunk_encode, chunk_decode:
+//   mapping/chunk_batch.hpp's steps);
 // - PRISM compression (prism_compress): prism/device_encoder.hpp's steps
 //   over DeviceExec (device_exec.hpp), the rANS candidates by chunk_encode;
 //   the core encodes the base and writes the archive (prism/device_job.hpp);
+// - PRISM reconstruction (prism_decompress: prism/device_decoder.hpp), into
+//   host or device memory;
 // - a development self-test (rans_decode_lanes: one warp decodes one rANS
 //   token stream with the MANS_HD lane step the CPU decoder runs).
-// PRISM decompression stays on the CPU.
 #include <cstdio>
 #include <cstring>
 
@@ -377,7 +380,7 @@ int encode_blocks(const mans_backend_encode_batch* h, mans_backend_probe_result*
         if (err) std::snprintf(err->text, sizeof err->text, "invalid encode batch");
         return -1;
     }
-    const std::size_t slice = align16(encode_slice_layout(static_cast<std::size_t>(h->block_elems), esize).total);
+    const std::size_t slice = align16(encode_slice_layout(batch_slice_elems(*h), esize).total);
     const std::size_t src_bytes = static_cast<std::size_t>(((h->blocks - 1) * h->block_elems + h->last_elems) * esize);
     const std::size_t slot_total = static_cast<std::size_t>(h->blocks * h->slot_bytes);
     std::size_t sizes[5] = {src_bytes, slot_total, static_cast<std::size_t>(h->blocks) * 8,

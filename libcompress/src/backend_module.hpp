@@ -12,7 +12,10 @@
 // mans_decompress by encode_blocks and decode_blocks; ABI 3 gave the
 // reserved prism_compress its signature; ABI 4 gave the reserved
 // prism_decompress its signature; ABI 5 added out_on_device to its job (a
-// module of ABI 4 would have taken device memory for host memory).
+// module of ABI 4 would have taken device memory for host memory); ABI 6
+// sizes an encode batch's scratch slices for its largest block
+// (chunk_encode_layout's slice_elems, batch_slice_elems), so the core's
+// temp and a module's wave agree only at the same version.
 // Compatibility rule: the loader accepts only abi_version ==
 // MANS_BACKEND_ABI_VERSION. Any change to a signature or to the meaning of a
 // field bumps the version; appending a field only raises struct_size (the
@@ -31,7 +34,7 @@
 extern "C" {
 #endif
 
-#define MANS_BACKEND_ABI_VERSION 5u
+#define MANS_BACKEND_ABI_VERSION 6u
 #define MANS_BACKEND_ENTRY_SYMBOL "mans_backend_module_entry"
 
 /* Capability flags: operations the module implements with output identical

@@ -94,7 +94,7 @@ int encode_blocks(const mans_backend_encode_batch* batch, mans_backend_probe_res
     std::vector<unsigned char> scratch;
     std::uint64_t area[mans::detail::kTeamSharedWords];
     const unsigned esize = mans::detail::elem_bytes(static_cast<mans::DType>(batch->dtype));
-    const std::size_t slice = mans::detail::encode_slice_layout(batch->block_elems, esize).total;
+    const std::size_t slice = mans::detail::encode_slice_layout(mans::detail::batch_slice_elems(*batch), esize).total;
     for (std::uint64_t b = 0; b < batch->blocks; ++b) {
         batch->status[b] = mans::detail::encode_batch_block(*batch, b, fresh_slice(scratch, slice), warp_team(b, area));
 #ifdef FIXTURE_CODER_WRONG
@@ -172,7 +172,7 @@ int decode_blocks(const mans_backend_block_batch* batch, mans_backend_probe_resu
 int encode_blocks(const mans_backend_encode_batch* batch, mans_backend_probe_result* err) {
     if (batch->blocks > 8) return fail(err);
     const unsigned esize = mans::detail::elem_bytes(static_cast<mans::DType>(batch->dtype));
-    std::vector<unsigned char> scratch(mans::detail::encode_slice_layout(batch->block_elems, esize).total + 32);
+    std::vector<unsigned char> scratch(mans::detail::encode_slice_layout(mans::detail::batch_slice_elems(*batch), esize).total + 32);
     auto* slice = reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(scratch.data()) + 15) & ~std::uintptr_t{15});
     for (std::uint64_t b = 0; b < batch->blocks; ++b) batch->status[b] = mans::detail::encode_batch_block(*batch, b, slice);
     return 0;

@@ -64,7 +64,7 @@ struct HostExec {
     mans::Errc finish() const { return mans::Errc::ok; }  // launches ran when they returned
     mans::Errc rans_candidates(const mans::detail::prism::StreamBatch& b, mans_backend_chunk_batch* a) {
         namespace d = mans::detail;
-        const mans::Errc e = d::prism::bind_rans_candidates(*this, b, 3, a);
+        const mans::Errc e = d::prism::bind_rans_candidates(*this, b, {~std::uint64_t{0}, 3}, a);
         if (e != mans::Errc::ok || a->chunks == 0) return e;
         const unsigned esize = b.width;
         const std::uint64_t wave = d::chunk_encode_wave(esize, *a);

@@ -71,7 +71,9 @@ size_t mans_device_compress_max_output_bytes(size_t max_chunk_bytes);
 
 /* Temp needed to compress num_chunks chunks of at most max_chunk_bytes each
  * of dtype, in blocks of block_bytes raw bytes (0: the default, 128 KiB).
- * More temp lets more blocks be coded at once. */
+ * More temp lets more blocks be coded at once; each block in flight needs a
+ * scratch slice sized for min(block_bytes, max_chunk_bytes), so give the
+ * real largest chunk: small chunks need less temp per block. */
 mans_status mans_device_compress_temp_bytes(const mans_device* dev, mans_dtype dtype, size_t block_bytes,
                                             size_t num_chunks, size_t max_chunk_bytes, size_t* temp_bytes);
 

@@ -13,7 +13,7 @@
 namespace mans::detail {
 
 // floor(log2(x) * 65536) for x >= 1, by repeated squaring of the mantissa.
-MANS_HD std::uint64_t log2_fix16(std::uint64_t x) {
+MANS_HD constexpr std::uint64_t log2_fix16(std::uint64_t x) {
     if (x == 0) return 0;
     unsigned e = 63;
     while (!(x >> e)) --e;
@@ -30,20 +30,33 @@ MANS_HD std::uint64_t log2_fix16(std::uint64_t x) {
     return r;
 }
 
-// log2_fix16 for x <= 4097 (frequencies, small counts) from a table on the
-// CPU; a GPU computes the same values (it has no function-local statics).
+// log2_fix16 of 0 .. kLog2SmallEntries - 1 (frequencies, small counts),
+// computed by the compiler, so host and device read the same table.
+inline constexpr std::uint32_t kLog2SmallEntries = 4098;
+struct Log2SmallTable {
+    std::uint32_t v[kLog2SmallEntries];
+};
+MANS_HD constexpr Log2SmallTable make_log2_small_table() {
+    Log2SmallTable t{};
+    for (std::uint32_t i = 0; i < kLog2SmallEntries; ++i) t.v[i] = static_cast<std::uint32_t>(log2_fix16(i));
+    return t;
+}
+inline constexpr Log2SmallTable kLog2SmallHost = make_log2_small_table();
+#if defined(__CUDACC__) || defined(__HIPCC__)
+// The kernels' copy (16 KiB, L1-cached). Computing log2_fix16 instead is
+// 16 dependent 64-bit squarings, which the mode choice's cost estimates
+// run hundreds of thousands of times per block, mostly in one lane while
+// the others wait: a CPU model of the warp encoder put that at about 45%
+// of a u16 block's critical path.
+static __device__ const Log2SmallTable kLog2SmallDevice = make_log2_small_table();
+#endif
+
+// log2_fix16 for x <= 4097 from the table.
 MANS_HD std::uint64_t log2_small_fix16(std::uint32_t x) {
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-    return log2_fix16(x);
+    return x < kLog2SmallEntries ? kLog2SmallDevice.v[x] : log2_fix16(x);
 #else
-    struct Table {
-        std::uint32_t v[4098];
-        Table() {
-            for (std::uint32_t i = 0; i < 4098; ++i) v[i] = static_cast<std::uint32_t>(log2_fix16(i));
-        }
-    };
-    static const Table table;
-    return x < 4098 ? table.v[x] : log2_fix16(x);
+    return x < kLog2SmallEntries ? kLog2SmallHost.v[x] : log2_fix16(x);
 #endif
 }
 

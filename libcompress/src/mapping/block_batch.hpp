@@ -176,9 +176,18 @@ struct FixedEncodeEnv {
     }
 };
 
+// Elements of the batch's largest block: what its scratch slices are sized
+// for (a batch of one short block, such as a device-memory chunk's last or
+// only block, needs less than block_elems). A slice sized for more serves
+// too: encode_slice_layout only grows with its max_n, and no buffer's size
+// changes a byte of the output.
+MANS_HD std::size_t batch_slice_elems(const mans_backend_encode_batch& batch) {
+    return static_cast<std::size_t>(batch.blocks > 1 ? batch.block_elems : batch.last_elems);
+}
+
 // Encodes block b of the batch, whose elements are U (esize bytes, checked
-// by the caller), with `scratch` (encode_slice_layout(batch.block_elems,
-// esize).total bytes, 16-byte aligned) into its slot; returns its
+// by the caller), with `scratch` (encode_slice_layout(batch_slice_elems(
+// batch), esize).total bytes or more, 16-byte aligned) into its slot; returns its
 // mans_status (MANS_ERR_INTERNAL when the slice was too small, which a
 // correct bound never allows), with every member of `team` calling it
 // alike and `lanes` its rANS lane loop. One instantiation per kernel keeps
@@ -189,7 +198,7 @@ MANS_HD std::int32_t encode_batch_block_as(const mans_backend_encode_batch& batc
                                            const Lanes& lanes = Lanes{}) {
     constexpr unsigned esize = sizeof(U);
     if (b >= batch.blocks) return MANS_ERR_INTERNAL;
-    const std::size_t max_n = static_cast<std::size_t>(batch.block_elems);
+    const std::size_t max_n = batch_slice_elems(batch);
     const std::size_t n = static_cast<std::size_t>(batch_block_elems(batch, b));
     const EncodeSliceLayout lay = encode_slice_layout(max_n, esize);
     using Env = FixedEncodeEnv<Lanes>;

@@ -247,13 +247,20 @@ void device_predict(Exec& ex, const T* x, const std::uint8_t* mask, const Grid& 
         }
 }
 
+// Blocks in flight for the rANS candidates: as many scratch slices as
+// temp_budget bytes hold, at most max_blocks, at least one.
+struct RansWave {
+    std::uint64_t temp_budget, max_blocks;
+};
+
 // The device chunk encoder's batch (mapping/chunk_batch.hpp) over b's
 // rANS candidates, in ex's memory: in_ptrs = b.src, in_bytes = b.rans_in,
 // an output slot of stream_bound(largest stream) bytes per stream, and
-// temp for `wave` blocks in flight (at least one). An executor's
+// temp for the blocks in flight that `wave` allows, with slices sized for
+// the largest stream (a few KiB), not for a 128 KiB block. An executor's
 // rans_candidates binds it, then runs its encoder over it.
 template <typename Exec>
-Errc bind_rans_candidates(Exec& ex, const StreamBatch& b, std::uint64_t wave, mans_backend_chunk_batch* a) {
+Errc bind_rans_candidates(Exec& ex, const StreamBatch& b, RansWave wave, mans_backend_chunk_batch* a) {
     *a = mans_backend_chunk_batch{};
     a->struct_size = sizeof *a;
     const std::uint64_t count = b.count;
@@ -279,7 +286,11 @@ Errc bind_rans_candidates(Exec& ex, const StreamBatch& b, std::uint64_t wave, ma
     a->out_bytes = ex.template alloc<std::size_t>(count);
     a->statuses = ex.template alloc<std::int32_t>(count);
     if (count == 0) return Errc::ok;  // nothing to code (a batch of all-zero chunks)
-    const ChunkEncodeLayout l = chunk_encode_layout(b.width, a->block_elems, count, largest, wave ? wave : 1);
+    const ChunkEncodeLayout fixed = chunk_encode_layout(b.width, a->block_elems, count, largest, 0);
+    MANS_RETURN_IF(fixed.slice == 0, Errc::internal);
+    std::uint64_t blocks = wave.temp_budget / fixed.slice;
+    blocks = blocks > wave.max_blocks ? wave.max_blocks : blocks;
+    const ChunkEncodeLayout l = chunk_encode_layout(b.width, a->block_elems, count, largest, blocks ? blocks : 1);
     MANS_RETURN_IF(l.total == 0, Errc::internal);
     a->temp = ex.template alloc<std::uint8_t>(l.total);
     a->temp_bytes = l.total;
