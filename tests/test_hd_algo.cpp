@@ -131,6 +131,26 @@ TEST_CASE("team_enumerate numbers the kept indices in order with teams of 1-64 r
         }
 }
 
+TEST_CASE("team_count counts the kept indices with teams of 1-64 ranks", "[hd][one_thread]") {
+    // The distinct values of a block's sorted sample (the dictionary test).
+    std::mt19937_64 rng(11);
+    std::vector<std::uint64_t> area(kTeamSharedWords);
+    for (std::size_t m = 0; m <= 700; m += m < 70 ? 1 : 53)
+        for (unsigned every : {1u, 2u, 7u, 1000u}) {
+            std::vector<std::uint8_t> keep(m);
+            for (auto& k : keep) k = rng() % every == 0;
+            const std::uint64_t ref = static_cast<std::uint64_t>(std::count(keep.begin(), keep.end(), 1));
+            CHECK(team_count(SoloTeam{}, m, [&](std::uint64_t j) { return keep[j] != 0; }) == ref);
+            for (unsigned size : {2u, 3u, 32u, 64u})
+                for (bool reverse : {false, true}) {
+                    INFO("m=" << m << " every=" << every << " ranks=" << size << (reverse ? " reversed" : ""));
+                    for (std::uint64_t& w : area) w = 0xA5A5A5A5A5A5A5A5ull;
+                    REQUIRE(team_count(LoopTeam{size, area.data(), reverse}, m,
+                                       [&](std::uint64_t j) { return keep[j] != 0; }) == ref);
+                }
+        }
+}
+
 TEST_CASE("team_enumerate with a team of threads", "[hd][thread_team]") {
     std::mt19937_64 rng(12);
     for (std::size_t m : {1, 33, 5000}) {

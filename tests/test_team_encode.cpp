@@ -5,7 +5,8 @@
 // lanes, phases played forwards and backwards, and teams of real threads
 // (thread_team.hpp) whose rANS lanes run as on a warp
 // (rans_encode_as_member with a ballot). An output one byte too small
-// fails in every member.
+// fails in every member. The stream tables' choice, which the team splits,
+// equals the one-thread choice kept here as the reference.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -181,6 +182,83 @@ struct TeamShape {
 // 3 and 7 split the steps unevenly; 64 leaves ranks without steps on short streams.
 constexpr TeamShape kTeams[] = {{2, false}, {3, true}, {7, false}, {32, false}, {32, true}, {64, true}};
 
+// The stream tables' choice as one thread made it before the team split
+// it (team_context_sums, team_choose_stream_tables): merge the class
+// histograms for each context count, estimate each merged context, then
+// normalise every candidate precision's tables. The reference the split
+// must equal in every decision and table.
+void reference_merge(const std::uint32_t (*hist8)[256], unsigned k, std::uint32_t (*merged)[256]) {
+    std::memset(merged, 0, sizeof(std::uint32_t) * kMaxContexts * 256);
+    for (unsigned c = 0; c < kMaxContexts; ++c)
+        for (unsigned s = 0; s < 256; ++s) merged[c < k ? c : k - 1][s] += hist8[c][s];
+}
+std::uint64_t reference_context_cost(const std::uint32_t (*hist8)[256], unsigned* contexts) {
+    std::uint32_t merged[kMaxContexts][256];
+    std::uint64_t best = ~0ull;
+    for (unsigned k = 1; k <= kMaxContexts; k *= 2) {
+        reference_merge(hist8, k, merged);
+        std::uint64_t cost = 0;
+        for (unsigned c = 0; c < k; ++c) cost += estimate_order0_fix16(merged[c]);
+        if (cost < best) best = cost, *contexts = k;
+    }
+    return best;
+}
+struct ReferenceTables {
+    unsigned k = 1, bits = 0;
+    FreqTable tables[kMaxContexts];
+    EncSym enc[kMaxContexts * 256];
+};
+void reference_choose(const std::uint32_t (*hist8)[256], ReferenceTables& out) {
+    std::uint32_t merged[kMaxContexts][256];
+    reference_context_cost(hist8, &out.k);
+    reference_merge(hist8, out.k, merged);
+    for (unsigned c = 0; c < out.k; ++c)
+        if (symbols_in(merged[c]) == 0) merged[c][0] = 1;
+    unsigned min_bits = kMinProbBits;
+    for (unsigned c = 0; c < out.k; ++c)
+        while ((1u << min_bits) < symbols_in(merged[c])) ++min_bits;
+    static SymbolHeap heap;
+    FreqTable trial;
+    std::uint64_t best = ~0ull;
+    for (unsigned bits : {min_bits > 10u ? min_bits : 10u, kMaxProbBits}) {
+        std::uint64_t cost = 0;
+        for (unsigned c = 0; c < out.k; ++c) {
+            normalize_freqs(merged[c], bits, &trial, heap);
+            cost += coded_cost_fix16(merged[c], trial, bits) + freq_table_bytes(trial) * 8 * kFixOne;
+        }
+        if (cost < best) best = cost, out.bits = bits;
+    }
+    std::memset(out.enc, 0, sizeof out.enc);
+    for (unsigned c = 0; c < out.k; ++c) {
+        normalize_freqs(merged[c], out.bits, &out.tables[c], heap);
+        build_enc_table(out.tables[c], out.bits, out.enc + c * 256);
+    }
+}
+
+// Class histograms of many shapes: empty classes, one symbol, all 256,
+// counts past the log2 table (4097), a Markov-like mix that pays for
+// contexts (all classes apart, or class 0 apart from the rest).
+void make_class_histograms(unsigned shape, Rng& rng, std::uint32_t (*hist8)[256]) {
+    std::memset(hist8, 0, sizeof(std::uint32_t) * kMaxContexts * 256);
+    const unsigned used = 1 + rng.next() % kMaxContexts;  // classes with counts
+    for (unsigned c = 0; c < kMaxContexts; ++c) {
+        if (shape % 3 == 0 && c >= used) continue;
+        for (unsigned s = 0; s < 256; ++s) {
+            std::uint32_t v = 0;
+            switch (shape % 7) {
+                case 0: v = s == (c * 37) % 256 ? 1 + rng.next() % 70000 : 0; break;  // one symbol per class
+                case 1: v = rng.next() % 3 == 0 ? rng.next() % 50 : 0; break;
+                case 2: v = static_cast<std::uint32_t>(rng.next() % 9000 / (1 + s)); break;  // geometric-ish, > 4097
+                case 3: v = 1 + rng.next() % 4; break;  // all 256 symbols
+                case 4: v = (s / 32 == c) ? 1 + rng.next() % 3000 : (rng.next() % 40 == 0); break;  // by class
+                case 5: v = rng.next() % 200 == 0 ? 1 + rng.next() % 200000 : 0; break;
+                case 6: v = (s / 64 == (c == 0 ? 0u : 2u)) ? 1 + rng.next() % 500 : 0; break;  // class 0 apart
+            }
+            hist8[c][s] = v;
+        }
+    }
+}
+
 }  // namespace
 
 TEST_CASE("a team encodes every token stream as the CPU backend does", "[team][one_thread]") {
@@ -220,6 +298,123 @@ TEST_CASE("a team encodes every token stream as the CPU backend does", "[team][o
     CHECK(contexts_seen[1] > 10);
     CHECK(contexts_seen[2] + contexts_seen[4] + contexts_seen[8] > 5);
     std::printf("  team stream encodes: %zu, all equal to the CPU backend's\n", encodes);
+}
+
+TEST_CASE("a team chooses a token stream's contexts, precision and tables, and estimates histograms, as one thread did", "[team][one_thread]") {
+    std::uint64_t area[kTeamSharedWords];
+    std::vector<StreamWork> work(1);
+    std::vector<EncSym> enc(kMaxContexts * 256);
+    std::size_t choices = 0, by_k[9] = {}, by_bits[13] = {};
+    Rng rng{77};
+    for (unsigned shape = 0; shape < 240; ++shape) {
+        std::memset(static_cast<void*>(work.data()), 0xA5, sizeof(StreamWork));
+        StreamWork& w = work[0];
+        make_class_histograms(shape, rng, w.hist8);
+        ReferenceTables ref;
+        reference_choose(w.hist8, ref);
+        unsigned ref_k_cost = 0;
+        const std::uint64_t ref_cost = reference_context_cost(w.hist8, &ref_k_cost);
+        ++by_k[ref.k], ++by_bits[ref.bits];
+        const auto check = [&](const auto& team, const char* what) {
+            INFO("shape " << shape << ", " << what << " of " << team.size());
+            // rank_modes' order-0 estimates of single histograms.
+            const std::uint32_t* hists[kMaxContexts];
+            for (unsigned c = 0; c < kMaxContexts; ++c) hists[c] = w.hist8[c];
+            Order0Sums sums[kMaxContexts];
+            team_order0_sums(team, hists, kMaxContexts, sums);
+            for (unsigned c = 0; c < kMaxContexts; ++c) CHECK(order0_cost(sums[c]) == estimate_order0_fix16(w.hist8[c]));
+            // The sample estimate: the same cost.
+            team_context_sums(team, w.hist8, w.sums);
+            unsigned k = 0;
+            CHECK(best_context_cost_fix16(w.sums, &k) == ref_cost);
+            CHECK(k == ref_k_cost);
+            // The stream's choice: the same contexts, precision, tables and encoder entries.
+            std::fill(enc.begin(), enc.end(), EncSym{0, 0, 0, 0});
+            const StreamTables got = team_choose_stream_tables(team, w, enc.data());
+            REQUIRE(got.contexts == ref.k);
+            CHECK(got.prob_bits == ref.bits);
+            for (unsigned c = 0; c < ref.k; ++c) CHECK(std::memcmp(got.tables[c].q, ref.tables[c].q, sizeof ref.tables[c].q) == 0);
+            CHECK(std::memcmp(enc.data(), ref.enc, sizeof ref.enc) == 0);
+            ++choices;
+        };
+        check(SoloTeam{}, "solo");
+        for (const TeamShape& t : kTeams) {
+            for (std::uint64_t& v : area) v = 0xA5A5A5A5A5A5A5A5ull;
+            check(LoopTeam{t.size, area, t.reverse}, t.reverse ? "loop team, reversed" : "loop team");
+        }
+        check(LoopTeam{16, area, false}, "loop team");
+        check(LoopTeam{1, area, false}, "loop team");
+    }
+    // Every context count and both precisions were chosen.
+    for (unsigned k = 1; k <= kMaxContexts; k *= 2) {
+        INFO(k << " contexts");
+        CHECK(by_k[k] > 5);
+    }
+    CHECK(by_bits[10] > 5);
+    CHECK(by_bits[12] > 5);
+    std::printf("  stream table choices: %zu, all equal to the one-thread reference\n", choices);
+}
+
+TEST_CASE("the context count's estimate keeps the fewer contexts on a tie", "[team][one_thread]") {
+    // Empty classes and symbol counts only, so each cost is its tables':
+    // 1 context with 2 symbols (5 bytes) ties 2 contexts with 0 and 1
+    // symbols (2 + 3 bytes); 4 and 8 contexts cost more.
+    ContextSums sums{};
+    for (unsigned i = 0; i < kMergedContexts; ++i) sums.nsym[i] = 200;
+    sums.nsym[merged_context(1, 0)] = 2;
+    sums.nsym[merged_context(2, 0)] = 0;
+    sums.nsym[merged_context(2, 1)] = 1;
+    REQUIRE(merged_order0_fix16(sums, 1, 0) == 5 * 8 * kFixOne);
+    REQUIRE(merged_order0_fix16(sums, 2, 0) + merged_order0_fix16(sums, 2, 1) == 5 * 8 * kFixOne);
+    unsigned k = 0;
+    CHECK(best_context_cost_fix16(sums, &k) == 5 * 8 * kFixOne);
+    CHECK(k == 1);
+    // One symbol fewer in context 1 of 2: 2 contexts win.
+    sums.nsym[merged_context(2, 1)] = 0;
+    CHECK(best_context_cost_fix16(sums, &k) == 4 * 8 * kFixOne);
+    CHECK(k == 2);
+}
+
+TEST_CASE("a team of threads chooses a token stream's tables as one thread did", "[team][thread_team]") {
+    // Real threads (ThreadSanitizer runs this): each rank's heap, trials
+    // and sums are its own, or the threads race.
+    Rng rng{91};
+    std::vector<StreamWork> work(1);
+    for (unsigned shape = 0; shape < 21; ++shape) {
+        StreamWork& w = work[0];
+        std::memset(static_cast<void*>(&w), 0xA5, sizeof w);
+        make_class_histograms(shape, rng, w.hist8);
+        ReferenceTables ref;
+        reference_choose(w.hist8, ref);
+        unsigned ref_k = 0;
+        const std::uint64_t ref_cost = reference_context_cost(w.hist8, &ref_k);
+        for (unsigned size : {3u, 16u, 32u}) {
+            INFO("shape " << shape << ", " << size << " threads");
+            ThreadTeamState st(size);
+            std::vector<EncSym> enc(kMaxContexts * 256);
+            std::vector<std::uint64_t> cost(size), order0(size);
+            std::vector<unsigned> k(size), bits(size);
+            Order0Sums sums[1];  // scratch, as the encoder's
+            run_members(size, [&](unsigned r) {
+                const ThreadTeam team{r, size, &st};
+                const std::uint32_t* hists[1] = {w.hist8[0]};
+                team_order0_sums(team, hists, 1, sums);
+                order0[r] = order0_cost(sums[0]);
+                team_context_sums(team, w.hist8, w.sums);
+                cost[r] = best_context_cost_fix16(w.sums, nullptr);
+                const StreamTables got = team_choose_stream_tables(team, w, enc.data());
+                k[r] = got.contexts, bits[r] = got.prob_bits;
+            });
+            for (unsigned r = 0; r < size; ++r) {
+                CHECK(order0[r] == estimate_order0_fix16(w.hist8[0]));
+                CHECK(cost[r] == ref_cost);
+                CHECK(k[r] == ref.k);
+                CHECK(bits[r] == ref.bits);
+            }
+            for (unsigned c = 0; c < ref.k; ++c) CHECK(std::memcmp(w.trials[ref.bits == 10 ? 0 : 1][c].q, ref.tables[c].q, sizeof ref.tables[c].q) == 0);
+            CHECK(std::memcmp(enc.data(), ref.enc, sizeof ref.enc) == 0);
+        }
+    }
 }
 
 TEST_CASE("a team of threads with a ballot encodes token streams as the CPU backend does", "[team]") {

@@ -71,6 +71,7 @@ struct ThreadTeam {
     bool leads() const { return rank == 0; }
     std::uint64_t* shared() const { return st->area; }
     void add(std::uint32_t* p, std::uint32_t v) const { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+    void add64(std::uint64_t* p, std::uint64_t v) const { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
     void or_word(std::uint32_t* p, std::uint32_t v) const { __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }
     void fence_atomics() const {}  // the barrier's release/acquire already orders them
 };

@@ -26,7 +26,7 @@ inline constexpr unsigned kWarp = MANS_GPU_WARP_SIZE;
 
 // The lanes of one warp as a team (core/team.hpp): the team that codes a
 // MANS block, or a PRISM plane chunk. Its members are host+device because
-// the coders are; only the device pass runs them. add / or_word /
+// the coders are; only the device pass runs them. add / add64 / or_word /
 // fence_atomics exist with MANS_GPU_ENCODE only (the encoders use them).
 struct WarpTeam {
     unsigned lane;
@@ -49,6 +49,13 @@ struct WarpTeam {
     __host__ __device__ void add(std::uint32_t* p, std::uint32_t v) const {
 #ifdef MANS_GPU_DEVICE_PASS
         atomicAdd(reinterpret_cast<unsigned*>(p), static_cast<unsigned>(v));
+#else
+        *p += v;
+#endif
+    }
+    __host__ __device__ void add64(std::uint64_t* p, std::uint64_t v) const {
+#ifdef MANS_GPU_DEVICE_PASS
+        atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
 #else
         *p += v;
 #endif

@@ -21,6 +21,8 @@
 //                                         *p += v, also when other ranks of
 //                                         the phase add to *p (atomic on a
 //                                         GPU): histograms
+//   void add64(std::uint64_t* p, std::uint64_t v) const
+//                                         the same for 64-bit sums
 //   void or_word(std::uint32_t* p, std::uint32_t v) const
 //                                         *p |= v, likewise: raw-bit words
 //                                         that two ranks share
@@ -66,6 +68,7 @@ struct SoloTeam {
     MANS_HD bool leads() const { return true; }
     MANS_HD std::uint64_t* shared() const { return nullptr; }
     MANS_HD void add(std::uint32_t* p, std::uint32_t v) const { *p += v; }
+    MANS_HD void add64(std::uint64_t* p, std::uint64_t v) const { *p += v; }
     MANS_HD void or_word(std::uint32_t* p, std::uint32_t v) const { *p |= v; }
     MANS_HD void fence_atomics() const {}
 };
@@ -121,6 +124,27 @@ MANS_HD std::uint64_t team_single(const Team& team, F&& fn) {
         if (r == 0) slot[0] = fn();
     });
     return slot[0];
+}
+
+// How many j < m have keep(j), counted by the team (each rank its
+// rank_span); the same count in every member. Uses the shared region
+// kTeamRankValues.
+template <typename Team, typename Keep>
+MANS_HD std::uint64_t team_count(const Team& team, std::uint64_t m, const Keep& keep) {
+    std::uint64_t* count = team_region(team, kTeamRankValues);
+    std::uint64_t total = 0;
+    team.for_ranks([&](unsigned r) {
+        const RankSpan s = rank_span(r, team.size(), m);
+        std::uint64_t c = 0;
+        for (std::uint64_t j = s.begin; j < s.end; ++j) c += keep(j) ? 1 : 0;
+        if (team.size() == 1)
+            total = c;
+        else
+            count[r] = c;
+    });
+    if (team.size() > 1)
+        for (unsigned r = 0; r < team.size(); ++r) total += count[r];
+    return total;
 }
 
 // dst[0..n) = src[0..n), split over the team (byte i by rank i % size, so
@@ -223,6 +247,7 @@ struct LoopTeam {
     bool leads() const { return true; }
     std::uint64_t* shared() const { return area; }
     void add(std::uint32_t* p, std::uint32_t v) const { *p += v; }
+    void add64(std::uint64_t* p, std::uint64_t v) const { *p += v; }
     void or_word(std::uint32_t* p, std::uint32_t v) const { *p |= v; }
     void fence_atomics() const {}
 };

@@ -13,7 +13,7 @@
 #include "backend.hpp"
 #include "core/byte_io.hpp"
 #include "entropy/rans_table.hpp"
-#include "entropy/token_stream_encode.hpp"  // estimate_context_cost_fix16, estimate_order0_fix16
+#include "entropy/token_stream_encode.hpp"  // StreamWork, estimate_order0_fix16
 
 namespace mans::detail {
 

@@ -57,10 +57,14 @@ struct RankWork {
     // team_best_splits: a token histogram per rank, the candidates' costs.
     std::uint32_t rank_tok[kMaxTeamSize][256];
     std::uint64_t split_costs[3 * kMaxSplitCandidates];
+    // rank_modes' order-0 estimates of the byte planes and then the ADM
+    // codes, as sums (sample_order0_sums).
+    Order0Sums order0_sums[9];
 };
 // sample_histograms clears RankWork up to rank_tok only: the histograms
 // count from zero, while hybrid_cost_fix16 clears each token histogram it
-// uses and every split cost is written before it is read. Clearing all of
+// uses, every split cost is written before it is read and
+// team_order0_sums clears its sums. Clearing all of
 // it was 3.6x the bytes, a cost on every block of a small stream.
 inline constexpr std::size_t kRankWorkCleared = offsetof(RankWork, rank_tok);
 
@@ -257,8 +261,8 @@ private:
     // Median of every 4th sampled element (plenty for a center); also notes
     // whether the sample looks like few distinct values with holes between
     // them, the case a dictionary helps. A team gathers and sorts the
-    // elements together (team_sort_u64), and the leader reads the sorted
-    // sample; one thread does it all (sort_u64).
+    // elements together (team_sort_u64) and counts the distinct ones; one
+    // thread does it all (sort_u64).
     MANS_HD_CALL void find_center() {
         const std::size_t sampled = sample_size(), size = (sampled + 3) / 4;
         std::uint64_t* s = env_.sample(sampled / 4 + 1);
@@ -270,15 +274,17 @@ private:
             sort_u64(s, size);
         else
             team_sort_u64(team_, s, size);
-        leader_decides([&] { center_ = sorted_sample_median(s, size); });
+        center_ = sorted_sample_median(s, size);
     }
-    MANS_HD std::uint64_t sorted_sample_median(std::uint64_t* s, std::size_t size) {
+    // Every member reads the sorted sample; the team counts its distinct values.
+    MANS_HD std::uint64_t sorted_sample_median(const std::uint64_t* s, std::size_t size) {
         const std::uint64_t median = s[size / 2];
         // Holes test on the central 98 % (outliers alone do not make holes
         // that a dictionary removes profitably).
         const std::size_t lo = size / 100, hi = size - 1 - size / 100;
         const std::uint64_t span = s[hi] - s[lo] + 1;
-        const std::size_t distinct = unique_u64(s + lo, hi + 1 - lo);
+        const std::uint64_t distinct =
+            team_count(team_, hi + 1 - lo, [&](std::uint64_t j) { return j == 0 || s[lo + j] != s[lo + j - 1]; });
         dictionary_candidate_ = !kNested && E::B >= 16 && size >= 64 &&
                                 2 * static_cast<std::uint64_t>(distinct) <= span && distinct * 4 <= size;
         return median;
@@ -295,12 +301,14 @@ private:
     }
 
     // The mode choice, in the team's phases: the team sorts the sample and
-    // the leader finds the center, the team builds the sample's histograms
-    // and costs the token splits, the leader ranks the modes.
+    // finds the center, builds the sample's histograms, costs the token
+    // splits and estimates the byte planes and ADM; the leader ranks the
+    // modes.
     MANS_HD_CALL void decide_modes() {
         find_center();
         sample_histograms();
         if (team_.size() > 1) team_splits();
+        sample_order0_sums();
         leader_decides([&] { rank_modes(); });
         // Order-0 estimates miss what the context model gains: the two
         // closest candidates (rank_modes always has at least three) are
@@ -382,7 +390,6 @@ private:
         RankWork& work = env_.work()->rank;
         ValueHist &hc = work.center, &hd = work.delta, &hr = work.repeat;
         const std::uint32_t repeats = work.repeats;
-        const std::uint32_t (*planes)[256] = work.planes;
         const bool adm_ok = adm_possible();
         const unsigned nplanes = plane_count();
         const std::uint32_t sampled = static_cast<std::uint32_t>(sample_size());
@@ -397,10 +404,22 @@ private:
         // The repeat token only pays (and is only worth a trial) with enough repeats.
         if (repeats >= sampled / 64 && repeats) out[count++] = {ModeHint::token_repeat, split_repeat_.cost};
         std::uint64_t plane_cost = 0;
-        for (unsigned b = 0; b < nplanes; ++b) plane_cost += estimate_order0_fix16(planes[b]);
+        for (unsigned b = 0; b < nplanes; ++b) plane_cost += order0_cost(work.order0_sums[b]);
         out[count++] = {ModeHint::byte_planes, plane_cost};
-        if (adm_ok) out[count++] = {ModeHint::adm, estimate_order0_fix16(work.adm_codes) + std::uint64_t{work.adm_bits} * kFixOne};
+        if (adm_ok)
+            out[count++] = {ModeHint::adm, order0_cost(work.order0_sums[nplanes]) + std::uint64_t{work.adm_bits} * kFixOne};
         sort_candidates(out, count);
+    }
+
+    // The sums of rank_modes' order-0 estimates of the byte planes and then
+    // the ADM codes (when ADM can code the block), by the team.
+    MANS_HD_CALL void sample_order0_sums() {
+        RankWork& work = env_.work()->rank;
+        const std::uint32_t* hists[9];
+        unsigned m = 0;
+        for (unsigned b = 0; b < plane_count(); ++b) hists[m++] = work.planes[b];
+        if (adm_possible()) hists[m++] = work.adm_codes;
+        team_order0_sums(team_, hists, m, work.order0_sums);
     }
 
     // rank_modes' three best splits (center, delta, repeat when there are
@@ -435,7 +454,7 @@ private:
     // runs restart the context like lane starts do (the first element has
     // the context of token 0). In a team rank r takes a contiguous part of
     // the sample, starting from the token before it; the histogram's bins
-    // go in with team.add, the leader estimates.
+    // go in with team.add, and the team estimates (team_context_sums).
     template <typename TokenOf>
     MANS_HD_CALL std::uint64_t sample_stream_cost(TokenOf&& tok_of) const {
         StreamWork& w = env_.work()->stream;  // no stream is being coded now
@@ -470,8 +489,8 @@ private:
         team_.fence_atomics();
         if (team_.size() > 1)
             for (unsigned r = 0; r < team_.size(); ++r) raw_bits += rank_bits[r];
-        return team_single(team_, [&] { return estimate_context_cost_fix16(hist8, nullptr, w.merged); }) +
-               raw_bits * kFixOne;
+        team_context_sums(team_, hist8, w.sums);
+        return best_context_cost_fix16(w.sums, nullptr) + raw_bits * kFixOne;
     }
 
     MANS_HD_CALL std::uint64_t refined_cost(ModeHint hint) const {
