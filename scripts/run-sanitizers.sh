@@ -23,4 +23,4 @@ cmake --build "$build" -j"$(nproc)"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 cd "$build"
-ctest --output-on-failure --timeout 1800 -R '^(unit|cli|gpu|backend_dispatch|backend_dispatch_fails|backend_device_api|backend_device_api_decode_only|fuzz_corpus|h5_filter|fuzz_corpus_h5filter)$'
+ctest --output-on-failure --timeout 1800 -j"$(nproc)" -R '^(unit|unit_prism|cli|gpu|backend_dispatch|backend_dispatch_fails|backend_device_api|backend_device_api_decode_only|fuzz_corpus|h5_filter|fuzz_corpus_h5filter)$'
