@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the fuzz targets with clang + libFuzzer + ASan/UBSan into BUILD_DIR
-# (default build-fuzz) and runs each, one at a time, from the generated seeds,
+# (default build-fuzz) and runs each, one per core at a time, from the generated seeds,
 # the regression inputs and (fuzz_decompress) the golden vectors. Default (CI):
 # a fixed seed and a fixed number of runs per target (25-50 s each here),
 # so CI runs try nearly the same inputs (not bit for bit: libFuzzer reached
@@ -54,24 +54,40 @@ mkdir -p "$build/fuzz-artifacts"
 summary="$build/fuzz-artifacts/summary.txt"
 : >"$summary"
 export ASAN_OPTIONS="detect_leaks=1"
-passed=0
-for line in "${targets[@]}"; do
-  read -r t runs max_len dirs <<<"$line"
-  if [ -n "$selected" ] && [[ " $selected " != *" $t "* ]]; then continue; fi
-  corpus="$build/fuzz-corpus/$t"
-  extra=()
+
+# One target: its run's log, exit status and seconds in fuzz-artifacts.
+run_target() {
+  local t=$1 runs=$2 max_len=$3 dirs=$4
+  local corpus="$build/fuzz-corpus/$t" extra=() budget d
   for d in "$seeds/$t" "$root/tests/fuzz/regressions/$t"; do [ -d "$d" ] && extra+=("$d"); done
   for d in $dirs; do extra+=("$root/$d"); done
   if [ -n "$seconds" ]; then budget=(-max_total_time="$seconds"); else budget=(-runs="$runs" -seed=1); fi
-  echo "== fuzz_$t (${budget[*]})"
-  log="$build/fuzz-artifacts/$t.log"
-  rc=0
   rm -rf "$corpus" && mkdir -p "$corpus"  # start from the committed seeds every time
-  start=$SECONDS
+  local start=$SECONDS rc=0
   "$build/tests/fuzz/fuzz_$t" "$corpus" "${extra[@]}" "${budget[@]}" -timeout=10 \
     -rss_limit_mb=4096 -max_len="$max_len" -print_final_stats=1 \
-    -artifact_prefix="$build/fuzz-artifacts/$t-" > "$log" 2>&1 || rc=$?
-  elapsed=$((SECONDS - start))
+    -artifact_prefix="$build/fuzz-artifacts/$t-" > "$build/fuzz-artifacts/$t.log" 2>&1 || rc=$?
+  echo "$rc $((SECONDS - start)) ${budget[*]}" > "$build/fuzz-artifacts/$t.result"
+}
+
+# The targets run side by side, one per core (each is one process; the
+# fixed seeds and run counts make the inputs independent of the order).
+ran=()
+for line in "${targets[@]}"; do
+  read -r t runs max_len dirs <<<"$line"
+  if [ -n "$selected" ] && [[ " $selected " != *" $t "* ]]; then continue; fi
+  while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n || true; done
+  rm -f "$build/fuzz-artifacts/$t.result"
+  run_target "$t" "$runs" "$max_len" "$dirs" &
+  ran+=("$t")
+done
+wait
+
+passed=0
+for t in "${ran[@]}"; do
+  log="$build/fuzz-artifacts/$t.log"
+  read -r rc elapsed budget < "$build/fuzz-artifacts/$t.result" || { rc=1; elapsed=?; budget=?; }
+  echo "== fuzz_$t ($budget)"
   grep -E "^(Done [0-9]+ runs|stat::number_of_executed_units|stat::peak_rss_mb|==[0-9]+==ERROR|SUMMARY)" "$log" || true
   # The last status line ("#N DONE cov: C ft: F corp: ...") has the coverage reached.
   last=$(grep -E "^#[0-9]+.*cov: [0-9]+ ft: [0-9]+" "$log" | tail -1 || true)
