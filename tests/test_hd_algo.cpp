@@ -99,9 +99,10 @@ TEST_CASE("team_sort_u64 with a team of threads", "[hd][thread_team]") {
     }
 }
 
-TEST_CASE("team_enumerate numbers the kept indices in order with teams of 1-64 ranks", "[hd][one_thread]") {
+TEST_CASE("team_enumerate numbers and team_count counts the kept indices with teams of 1-64 ranks", "[hd][one_thread]") {
     // The numbering a team's dictionary uses: compaction of the kept
-    // indices, each numbered by its place among them.
+    // indices, each numbered by its place among them; and the count alone
+    // (the distinct values of a block's sorted sample).
     std::mt19937_64 rng(10);
     std::vector<std::uint64_t> area(kTeamSharedWords);
     for (std::size_t m = 0; m <= 700; m += m < 70 ? 1 : 53)
@@ -111,13 +112,17 @@ TEST_CASE("team_enumerate numbers the kept indices in order with teams of 1-64 r
             std::vector<std::uint64_t> ref;  // ref[k]: the k-th kept index
             for (std::size_t j = 0; j < m; ++j)
                 if (keep[j]) ref.push_back(j);
+            const auto kept = [&](std::uint64_t j) { return keep[j] != 0; };
+            CHECK(team_count(SoloTeam{}, m, kept) == ref.size());
             for (unsigned size : {1u, 2u, 3u, 32u, 64u})
                 for (bool reverse : {false, true}) {
                     INFO("m=" << m << " every=" << every << " ranks=" << size << (reverse ? " reversed" : ""));
+                    for (std::uint64_t& w : area) w = 0xA5A5A5A5A5A5A5A5ull;
+                    REQUIRE(team_count(LoopTeam{size, area.data(), reverse}, m, kept) == ref.size());
                     std::vector<std::uint64_t> got(m, ~0ull), number(m, ~0ull);
+                    for (std::uint64_t& w : area) w = 0xA5A5A5A5A5A5A5A5ull;
                     const std::uint64_t count = team_enumerate(
-                        LoopTeam{size, area.data(), reverse}, m, [&](std::uint64_t j) { return keep[j] != 0; },
-                        [&](std::uint64_t j, std::uint64_t k) {
+                        LoopTeam{size, area.data(), reverse}, m, kept, [&](std::uint64_t j, std::uint64_t k) {
                             REQUIRE(k < m);
                             got[k] = j;
                             number[j] = k;
@@ -127,26 +132,6 @@ TEST_CASE("team_enumerate numbers the kept indices in order with teams of 1-64 r
                     REQUIRE(got == ref);
                     for (std::size_t j = 0; j < m; ++j)
                         if (!keep[j]) REQUIRE(number[j] == ~0ull);  // put only for kept indices
-                }
-        }
-}
-
-TEST_CASE("team_count counts the kept indices with teams of 1-64 ranks", "[hd][one_thread]") {
-    // The distinct values of a block's sorted sample (the dictionary test).
-    std::mt19937_64 rng(11);
-    std::vector<std::uint64_t> area(kTeamSharedWords);
-    for (std::size_t m = 0; m <= 700; m += m < 70 ? 1 : 53)
-        for (unsigned every : {1u, 2u, 7u, 1000u}) {
-            std::vector<std::uint8_t> keep(m);
-            for (auto& k : keep) k = rng() % every == 0;
-            const std::uint64_t ref = static_cast<std::uint64_t>(std::count(keep.begin(), keep.end(), 1));
-            CHECK(team_count(SoloTeam{}, m, [&](std::uint64_t j) { return keep[j] != 0; }) == ref);
-            for (unsigned size : {2u, 3u, 32u, 64u})
-                for (bool reverse : {false, true}) {
-                    INFO("m=" << m << " every=" << every << " ranks=" << size << (reverse ? " reversed" : ""));
-                    for (std::uint64_t& w : area) w = 0xA5A5A5A5A5A5A5A5ull;
-                    REQUIRE(team_count(LoopTeam{size, area.data(), reverse}, m,
-                                       [&](std::uint64_t j) { return keep[j] != 0; }) == ref);
                 }
         }
 }

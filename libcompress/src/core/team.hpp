@@ -128,7 +128,8 @@ MANS_HD std::uint64_t team_single(const Team& team, F&& fn) {
 
 // How many j < m have keep(j), counted by the team (each rank its
 // rank_span); the same count in every member. Uses the shared region
-// kTeamRankValues.
+// kTeamRankValues, where rank r's count stays (team_enumerate numbers
+// from them).
 template <typename Team, typename Keep>
 MANS_HD std::uint64_t team_count(const Team& team, std::uint64_t m, const Keep& keep) {
     std::uint64_t* count = team_region(team, kTeamRankValues);
@@ -211,13 +212,8 @@ MANS_HD std::uint64_t team_enumerate(const Team& team, std::uint64_t m, const Ke
             if (keep(j)) put(j, at++);
         return at;
     }
-    std::uint64_t* count = team_region(team, kTeamRankValues);
-    team.for_ranks([&](unsigned r) {
-        const RankSpan s = rank_span(r, team.size(), m);
-        std::uint64_t c = 0;
-        for (std::uint64_t j = s.begin; j < s.end; ++j) c += keep(j) ? 1 : 0;
-        count[r] = c;
-    });
+    const std::uint64_t total = team_count(team, m, keep);
+    const std::uint64_t* count = team_region(team, kTeamRankValues);
     team.for_ranks([&](unsigned r) {
         std::uint64_t at = 0;
         for (unsigned q = 0; q < r; ++q) at += count[q];
@@ -225,8 +221,6 @@ MANS_HD std::uint64_t team_enumerate(const Team& team, std::uint64_t m, const Ke
         for (std::uint64_t j = s.begin; j < s.end; ++j)
             if (keep(j)) put(j, at++);
     });
-    std::uint64_t total = 0;
-    for (unsigned r = 0; r < team.size(); ++r) total += count[r];
     return total;
 }
 
