@@ -415,7 +415,7 @@ private:
     // the ADM codes (when ADM can code the block), by the team.
     MANS_HD_CALL void sample_order0_sums() {
         RankWork& work = env_.work()->rank;
-        const std::uint32_t* hists[9];
+        const std::uint32_t* hists[9] = {};
         unsigned m = 0;
         for (unsigned b = 0; b < plane_count(); ++b) hists[m++] = work.planes[b];
         if (adm_possible()) hists[m++] = work.adm_codes;
