@@ -633,3 +633,83 @@ TEST_CASE("a team of threads with a ballot encodes blocks as the CPU backend doe
     block_as_thread_team<std::uint32_t>(DType::u32, raw, 3000, ModeHint::token_center, 32, 40);
     std::printf("  thread-team block encodes: %zu, all equal to the CPU backend's\n", encodes);
 }
+
+// run_member as a LoopTeam of `size` ranks in run's slice, with an output
+// of cap bytes (0: the encoder's bound); returns the output size.
+template <typename U>
+std::size_t run_as_loop_team(const BlockRun& run, DType dt, const Bytes& raw, std::size_t n, ModeHint hint,
+                             unsigned size, std::size_t cap = 0) {
+    std::uint64_t area[kTeamSharedWords];
+    const LoopTeam team{size, area, false};
+    return run_member<U>(dt, raw, n, hint, run.base, team, ReferenceEncodeLanes{}, cap);
+}
+
+// The encoder's output bound (block_encode_out_bound, 2 * (1 + n * esize)
+// bytes) relies on a mapping that does not fit losing, as a longer one
+// would, instead of failing the block. A block the CPU stores must come
+// out stored from an output of any size from the stored payload's (S) up:
+// every mapping tried (forced, or the automatic choice's, and any
+// dictionary trial behind it) that does not fit must lose, wherever its
+// bytes run out (a header, a token stream, its raw bits); an output of
+// S - 1 bytes fails in every member.
+TEST_CASE("a mapping that does not fit the encoder's output loses, as a longer one would", "[team]") {
+    std::size_t stored_runs = 0;
+    for (DType dt : kAllDTypes)
+        for (std::size_t n : {31, 513, 8193})
+            for (ModeHint hint : kHints) {
+                if (hint == ModeHint::stored || hint == ModeHint::constant) continue;
+                const Bytes raw = generate(dt, Dist::random_full, n, 70 + n);
+                const Bytes cpu = block_on_cpu(dt, raw, n, hint);
+                const std::size_t stored = 1 + n * mans::dtype_size(dt);
+                REQUIRE(cpu.size() <= stored);
+                if (cpu.size() != stored) continue;  // a mapping won: it fits any output that holds the stored block
+                std::vector<std::size_t> caps = {stored - 1, stored, stored + 1};
+                for (std::size_t j = 1; j <= 24; ++j) caps.push_back(stored + stored * j / 24);
+                for (const std::size_t cap : caps) {
+                    INFO(mans::dtype_name(dt) << " n=" << n << " hint " << int(hint) << ", output of " << cap
+                                              << " bytes for " << stored << " stored");
+                    with_elem_type(dt, [&](auto u) {
+                        using U = decltype(u);
+                        BlockRun run(dt, raw, n);
+                        const std::size_t used = run_as_loop_team<U>(run, dt, raw, n, hint, 7, cap);
+                        if (cap < stored) {
+                            CHECK(used == ~std::size_t{0});
+                        } else {
+                            REQUIRE(used == stored);
+                            CHECK(payload_at(run, used, sizeof(U)) == cpu);
+                            ++stored_runs;
+                        }
+                    });
+                }
+            }
+    // Every dtype and size, with the automatic choice and forced mappings.
+    CHECK(stored_runs >= 4 * 3 * 3 * 26);
+    std::printf("  blocks stored in outputs from the stored size up: %zu\n", stored_runs);
+    // Values from a few random ones all over the range (holes), as many
+    // as the mode choice takes for a dictionary candidate: the dictionary
+    // trial, written behind the first mapping in the encoder's own bound,
+    // wins and replaces it.
+    std::size_t dictionary_won = 0;
+    for (DType dt : {DType::u16, DType::u32, DType::u64})
+        for (std::size_t distinct : {64, 256, 500}) {
+            const std::size_t n = 8193, esize = mans::dtype_size(dt);
+            Rng rng{distinct * 7 + esize};
+            std::vector<std::uint64_t> values(distinct);
+            for (std::uint64_t& v : values) v = rng.next() << 33 ^ rng.next() << 2 ^ rng.next();
+            Bytes raw(n * esize);
+            for (std::size_t i = 0; i < n; ++i) {
+                const std::uint64_t v = values[rng.next() % distinct];
+                std::memcpy(raw.data() + i * esize, &v, esize);  // little-endian low bytes
+            }
+            const Bytes cpu = block_on_cpu(dt, raw, n, ModeHint::automatic);
+            INFO(mans::dtype_name(dt) << " " << distinct << " distinct values, mode " << int(cpu[0] & 7));
+            dictionary_won += (cpu[0] & 7) == 5;
+            with_elem_type(dt, [&](auto u) {
+                using U = decltype(u);
+                BlockRun run(dt, raw, n);
+                const std::size_t used = run_as_loop_team<U>(run, dt, raw, n, ModeHint::automatic, 32);
+                CHECK(payload_at(run, used, sizeof(U)) == cpu);
+            });
+        }
+    CHECK(dictionary_won == 9);
+}

@@ -15,7 +15,9 @@
 // module of ABI 4 would have taken device memory for host memory); ABI 6
 // sizes an encode batch's scratch slices for its largest block
 // (chunk_encode_layout's slice_elems, batch_slice_elems), so the core's
-// temp and a module's wave agree only at the same version.
+// temp and a module's wave agree only at the same version; ABI 7 shrinks
+// the slices (block_encode_out_bound: a mapping that does not fit the
+// output loses; raw bits of bytes), which changes that agreement again.
 // Compatibility rule: the loader accepts only abi_version ==
 // MANS_BACKEND_ABI_VERSION. Any change to a signature or to the meaning of a
 // field bumps the version; appending a field only raises struct_size (the
@@ -34,7 +36,7 @@
 extern "C" {
 #endif
 
-#define MANS_BACKEND_ABI_VERSION 6u
+#define MANS_BACKEND_ABI_VERSION 7u
 #define MANS_BACKEND_ENTRY_SYMBOL "mans_backend_module_entry"
 
 /* Capability flags: operations the module implements with output identical

@@ -239,9 +239,9 @@ MANS_HD_CALL StreamTables team_choose_stream_tables(const Team& team, StreamWork
 // fills the args' results in every member. Every member of `team`
 // (core/team.hpp) calls this alike, each with its own `out` (the same
 // cursor); the team splits the histogram, the tables' choice and the
-// word copy, its leader writes the header. False when the coder or the
-// output fails (never for valid input and an output of
-// block_encode_out_bound capacity); the same answer in every member.
+// word copy, its leader writes the header. False when the output cannot
+// take the stream or the coder fails (never for valid input); the same
+// answer in every member.
 template <typename LanesEncode, typename Out, typename Team = SoloTeam>
 MANS_HD_CALL bool encode_token_stream_into(const std::uint8_t* tokens, const LaneLayout& lay,
                                            const LanesEncode& lanes_encode, const TokenEncodeBuffers& b, Out& out,

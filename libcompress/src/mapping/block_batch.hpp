@@ -105,8 +105,12 @@ struct EncodeSliceLayout {
     std::size_t out, tokens, bits, sample, dict, index, value_map, sorted, enc, words, work, total;
 };
 // Raw bits per element at most: a hybrid token's are fewer than the
-// element's bits, ADM's (also in a nested u32 index block) at most 32.
-MANS_HD std::size_t raw_bits_per_elem(unsigned esize) { return 8 * esize > 32 ? 8 * esize : 32; }
+// element's bits, ADM's (also in a nested u32 index block) at most 32;
+// bytes have neither ADM nor a dictionary.
+MANS_HD std::size_t raw_bits_per_elem(unsigned esize) {
+    if (esize == 1) return 8;
+    return 8 * esize > 32 ? 8 * esize : 32;
+}
 
 MANS_HD EncodeSliceLayout encode_slice_layout(std::size_t max_n, unsigned esize) {
     EncodeSliceLayout l{};

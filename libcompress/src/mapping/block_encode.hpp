@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "core/bit_io.hpp"
 #include "core/byte_io.hpp"
@@ -31,6 +32,19 @@ namespace mans::detail {
 // cannot represent the block).
 enum class ModeHint : std::uint8_t {
     automatic = 0, stored, constant, token_center, token_delta, token_repeat, adm, byte_planes, dictionary
+};
+
+// An encoder output that notes whether a grow failed (the token stream
+// coder's false does not say why).
+template <typename Out>
+struct GrowNoted {
+    Out& out;
+    bool full = false;
+    MANS_HD std::uint8_t* grow(std::size_t n) {
+        std::uint8_t* p = out.grow(n);
+        full = full || !p;
+        return p;
+    }
 };
 
 // Mode selection looks at a sample: the whole block when it is small, else
@@ -128,35 +142,52 @@ public:
         : x_(src), n_(n), flip_(flip), env_(env), out_(env.out()), lay_(LaneLayout::make(n, lanes_for(n))),
           team_(team) {}
 
-    // Appends the block's payload to env.out(); false when Env failed.
+    // Appends the block's payload to env.out(); false when Env failed (its
+    // scratch, or an output too short for the stored payload).
+    //
+    // The smaller payload wins, and a block that does not shrink is stored
+    // (1 + n * sizeof(U) bytes, stored_bytes). A mapping whose payload would
+    // not fit the output loses, as a longer one would: a fixed output of
+    // block_encode_out_bound bytes holds every payload that can win, so
+    // the choice is the one made with an output that grows (the CPU's).
     MANS_HD_CALL bool run(ModeHint hint) {
         const std::size_t start = out_.size();
+        const std::size_t stored_bytes = 1 + n_ * sizeof(U);
         stats_ = block_stats();
         if (hint == ModeHint::automatic && stats_.min == stats_.max) hint = ModeHint::constant;
-        bool ok = false;
-        if (hint != ModeHint::automatic) {
-            ok = put_mode(hint);
-        } else {
-            decide_modes();
-            ok = put_mode(ranked_[0].hint);
-            // Data with few distinct values spread over a wide range (holes)
-            // may code better as indices into a dictionary; that is decided
-            // by coding both.
-            if (ok && dictionary_candidate_ && !failed_) {
-                const std::size_t first_end = out_.size();
-                if (put_mode(ModeHint::dictionary) && out_.size() - first_end < first_end - start)
-                    erase_output(start, first_end);
-                else
-                    out_.truncate(first_end);
+        const bool automatic = hint == ModeHint::automatic;
+        if (automatic) decide_modes();
+        const Coded first = put_mode(automatic ? ranked_[0].hint : hint);
+        bool coded = first == Coded::yes;  // a mapping's payload is at [start, out_.size())
+        // One that does not shrink the block is dropped now, so that a
+        // dictionary trial has the room a winner needs.
+        if (coded && out_.size() - start >= stored_bytes) {
+            out_.truncate(start);
+            coded = false;
+        }
+        // Data with few distinct values spread over a wide range (holes)
+        // may code better as indices into a dictionary; that is decided by
+        // coding both.
+        if (automatic && first != Coded::no && dictionary_candidate_ && !failed_) {
+            const std::size_t first_end = out_.size();
+            const std::size_t to_beat = coded ? first_end - start : stored_bytes;
+            if (put_mode(ModeHint::dictionary) == Coded::yes && out_.size() - first_end < to_beat) {
+                if (coded) erase_output(start, first_end);
+                coded = true;
+            } else {
+                out_.truncate(first_end);
             }
         }
-        // Never expand: a block that does not shrink is stored.
-        if (!ok || out_.size() - start >= 1 + n_ * sizeof(U)) {
+        if (!coded) {
             out_.truncate(start);
             put_stored();
         }
-        return !failed_;
+        return !failed_ && !full_;
     }
+
+    // After run() returned false: the output was too short (else Env's
+    // scratch failed).
+    MANS_HD bool output_full() const { return full_; }
 
 private:
     using Candidate = ModeCandidate;
@@ -194,8 +225,11 @@ private:
             out_.truncate(out_.size() - (end - begin));
     }
 
-    // Appends the payload of one mapping; false when it cannot code the block.
-    MANS_HD bool put_mode(ModeHint hint) {
+    // Appends the payload of one mapping: yes; no when the mapping cannot
+    // code the block (or Env failed); too_long when the output could not
+    // take it (nothing of it is left in the output in either case).
+    enum class Coded : std::uint8_t { no, yes, too_long };
+    MANS_HD Coded put_mode(ModeHint hint) {
         const std::size_t start = out_.size();
         bool ok = false;
         switch (hint) {
@@ -208,8 +242,10 @@ private:
             case ModeHint::dictionary: ok = !kNested && put_dictionary(); break;
             default: break;
         }
-        if (!ok || failed_) out_.truncate(start);
-        return ok && !failed_;
+        const Coded result = failed_ ? Coded::no : full_ ? Coded::too_long : ok ? Coded::yes : Coded::no;
+        full_ = false;
+        if (result != Coded::yes) out_.truncate(start);
+        return result;
     }
 
     // Min, max and sum (mod 2^64) of the block's biased values. In a team
@@ -539,14 +575,19 @@ private:
 
     MANS_HD void fail() { failed_ = true; }
 
-    // Output helpers: a full output sets failed_ (the bytes written so far
-    // are then dropped by the caller).
+    // Output helpers: an output that cannot take the bytes sets full_ (the
+    // mapping's bytes written so far are then dropped by put_mode, and
+    // nothing more is written until then).
     // In a team every member calls these alike, with equal bytes at p (its
     // own copy or the same memory): the leader writes a few bytes, the team
     // splits a long copy.
     MANS_HD void put_bytes(const void* p, std::size_t n) {
+        if (full_) return;
         std::uint8_t* d = out_.grow(n);
-        if (!d) return fail();
+        if (!d) {
+            full_ = true;
+            return;
+        }
         if (n == 0) return;
         if (team_.size() > 1 && n > kLeaderWrites)
             team_copy(team_, d, static_cast<const std::uint8_t*>(p), n);
@@ -585,11 +626,15 @@ private:
         return !failed_;
     }
     MANS_HD_CALL bool put_stream() {
+        if (full_) return false;
         const TokenEncodeBuffers b = env_.stream(n_);
         if (!b.enc || !b.words || !b.work) return fail(), false;
         const auto lanes = [this](RansEncodeArgs& a) { env_.lanes(a); };
-        if (!encode_token_stream_into(tokens_, lay_, lanes, b, out_, team_)) return fail(), false;
-        return true;
+        GrowNoted<std::remove_reference_t<decltype(out_)>> out{out_};
+        if (encode_token_stream_into(tokens_, lay_, lanes, b, out, team_)) return true;
+        if (out.full) full_ = true;
+        else fail();
+        return false;
     }
     // Token scratch for this block's layout; null (and failed_) when Env has none.
     MANS_HD std::uint8_t* token_buffer() {
@@ -720,8 +765,11 @@ private:
         for (std::size_t d = 1; d < size; ++d) put_varint(dict[d] - dict[d - 1] - 1);
         BlockEncoder<std::uint32_t, Env, true, Team> nested(reinterpret_cast<const std::uint8_t*>(index), n_, 0, env_,
                                                             team_);
-        if (!nested.run(ModeHint::automatic)) fail();
-        return !failed_;
+        if (!nested.run(ModeHint::automatic)) {
+            if (nested.output_full()) full_ = true;  // the dictionary loses
+            else fail();
+        }
+        return !failed_ && !full_;
     }
 
     // put_dictionary's dictionary and indices by a team. 16-bit values: the
@@ -778,6 +826,7 @@ private:
     Candidate ranked_[kCandidates] = {};
     std::size_t dict_size_ = 0;  // distinct values of the dictionary trial
     bool failed_ = false;
+    bool full_ = false;  // the output could not take the current mapping's bytes
     bool dictionary_candidate_ = false;
     Stats stats_;
     std::uint64_t center_ = 0;
@@ -785,13 +834,21 @@ private:
 };
 
 
-// Output bytes a block of n elements of esize bytes may need while its
-// candidates are coded (a fixed-capacity output of this size never fills):
-// a first mapping of at most 2 streams per byte plane (2n bytes each, and
-// tables) plus raw bits, then a dictionary trial (varints and a nested u32
-// block) behind it.
+// Output bytes that hold every payload BlockEncoder::run can choose for a
+// block of n elements of esize bytes (S = 1 + n * esize, the stored
+// payload), with run's rule that a mapping which does not fit loses:
+// - the stored payload is S bytes;
+// - a first mapping is kept only when shorter than S (F <= S - 1);
+// - a dictionary trial, written behind a kept first mapping, wins only when
+//   shorter than it (D <= F - 1), so F + D <= 2S - 3 while it can win;
+//   behind none it wins only when shorter than S. A trial that does not
+//   fit is longer than any that can win, so it loses either way, and so
+//   does its nested index block's mapping (its stored payload is tried
+//   next, as with an output that grows).
+// Every write grows the output by its exact size (no reservations).
 MANS_HD std::size_t block_encode_out_bound(std::size_t n, std::size_t esize) {
-    return 40 * n * (esize < 4 ? 4 : esize) / 4 + 32 * 5000 + 64;
+    const std::size_t stored = 1 + n * esize;
+    return 2 * stored;
 }
 
 }  // namespace mans::detail
