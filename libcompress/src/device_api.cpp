@@ -156,7 +156,8 @@ mans_status mans_device_compress_temp_bytes(const mans_device* dev, mans_dtype d
     std::uint64_t block_elems = 0;
     if (const mans_status st = compress_shape(dtype, block_bytes, &esize, &block_elems); st != MANS_OK) return st;
     const ChunkEncodeLayout l =
-        mans::detail::chunk_encode_layout(esize, block_elems, num_chunks, max_chunk_bytes, mans::detail::kChunkWaveBlocks);
+        mans::detail::chunk_encode_layout(esize, block_elems, num_chunks, max_chunk_bytes,
+                                         mans::detail::kChunkEncodeWaveBlocks);
     if (l.total == 0 && num_chunks && max_chunk_bytes) return MANS_ERR_INVALID_ARGUMENT;
     *temp_bytes = l.total;
     return MANS_OK;
