@@ -9,8 +9,13 @@
 #   scripts/device-carry.sh
 #   run(command="scripts/device-profile.sh", carry=[".device-deps"], timeout_s=330)
 #
-# Writes $OUT/build.log, $OUT/encode.txt, $OUT/decode.txt. Exit: 0 both
-# profiled, 1 a profile failed, 2 the build failed.
+# Then, for the encode kernel, where its warps wait: Nsight Compute's
+# warp-state sampling per source line (the module built with -lineinfo),
+# the 40 lines with the most samples (DEVICE_PROFILE_SOURCE=0 skips it).
+#
+# Writes $OUT/build.log, $OUT/encode.txt, $OUT/decode.txt, and
+# $OUT/encode_source.csv (ncu's source page) with $OUT/encode_lines.txt.
+# Exit: 0 all profiled, 1 a profile failed, 2 the build failed.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
 out="${OUT:-$PWD/device-profile-out}"
@@ -25,6 +30,7 @@ cmake -S "$here" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DMANS_WITH_
   -DMANS_WITH_HDF5=OFF -DMANS_WITH_MPI=OFF -DMANS_BUILD_FUZZERS=OFF -DMANS_WITH_CUDA=ON \
   "-DCMAKE_CUDA_COMPILER=$nvcc_bin" "-DMANS_CUDA_ARCHITECTURES=${DEVICE_PROFILE_ARCHS:-90}" \
   -DMANS_XXHASH_HEADER_ONLY=ON "-DMANS_XXHASH_INCLUDE_DIR=$deps/include" "-DCMAKE_PREFIX_PATH=$deps" \
+  -DCMAKE_CUDA_FLAGS=-lineinfo \
   >"$out/build.log" 2>&1 &&
   cmake --build "$build" -j"$(nproc)" --target mans_backend_cuda mans_device_api_check >>"$out/build.log" 2>&1 ||
   { echo "device-profile: build failed (build.log)"; tail -20 "$out/build.log"; exit 2; }
@@ -50,5 +56,26 @@ profile() {
 # under PRISM retrieval, and the u16 bench's is its last launch (43rd).
 profile encode 'chunk_encode_blocks<unsigned short>' 2
 profile decode '^.*chunk_decode_blocks' "${DEVICE_PROFILE_DECODE_SKIP:-42}"
+
+# source_profile NAME REGEX SKIP: warp-state samples of that launch per
+# CUDA source line (file:line of the inlined headers), summed over the
+# line's SASS instructions; the report is kept for ncu's own viewer.
+source_profile() {
+  MANS_BACKEND_PATH="$build/lib" timeout -k 5 "${DEVICE_PROFILE_LIMIT:-100}" "$ncu_bin" --clock-control none \
+    --kernel-name-base demangled -k "regex:$2" --launch-skip "$3" --launch-count 1 \
+    --section SourceCounters --section WarpStateStats --import-source yes -f -o "$out/$1_source" \
+    "$check" --bench >"$out/$1_source.log" 2>&1
+  local rc=$?
+  if [ "$rc" -eq 0 ]; then
+    "$ncu_bin" --import "$out/$1_source.ncu-rep" --page source --csv --print-source cuda,sass \
+      >"$out/$1_source.csv" 2>>"$out/$1_source.log"
+    rc=$?
+  fi
+  [ "$rc" -eq 0 ] || status=1
+  echo "device-profile: $1 source: exit $rc"
+  [ "$rc" -eq 0 ] && python3 "$here/scripts/ncu-source-lines.py" "$out/$1_source.csv" 40 \
+    | tee "$out/$1_lines.txt" | sed "s/^/device-profile: $1 line: /"
+}
+[ "${DEVICE_PROFILE_SOURCE:-1}" = 0 ] || source_profile encode 'chunk_encode_blocks<unsigned short>' 2
 echo "device-profile: total $(( $(date +%s) - t0 )) s, exit $status"
 exit $status
