@@ -60,7 +60,11 @@ void probe(mans_backend_probe_result* out) {
 #if defined(FIXTURE_CODER) || defined(FIXTURE_CODER_WRONG)
 }  // namespace
 // Batches coded so far, for tests that check where `automatic` ran.
-extern "C" __attribute__((visibility("default"))) unsigned long long mans_fixture_batches = 0;
+// (A braced extern "C": `extern "C" T x = 0;` makes g++ warn that x is
+// initialized and declared extern.)
+extern "C" {
+__attribute__((visibility("default"))) unsigned long long mans_fixture_batches = 0;
+}
 namespace {
 // One "thread" per block, each with a fresh scratch slice, as the kernels.
 // The slice is filled with garbage first: the coders must not depend on

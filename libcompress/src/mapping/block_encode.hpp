@@ -763,6 +763,7 @@ private:
         put_varint(size - 1);
         put_value(dict[0]);
         for (std::size_t d = 1; d < size; ++d) put_varint(dict[d] - dict[d - 1] - 1);
+        if (full_) return false;  // the dictionary alone does not fit: it loses without its indices
         BlockEncoder<std::uint32_t, Env, true, Team> nested(reinterpret_cast<const std::uint8_t*>(index), n_, 0, env_,
                                                             team_);
         if (!nested.run(ModeHint::automatic)) {
