@@ -74,7 +74,9 @@ struct Tally {
 
 class Sweep {
 public:
-    Sweep(const Bytes& raw, const Bytes& archive) : raw_(raw), archive_(archive) {
+    // archive: the intact archive, read here for its bounds (each damaged
+    // copy is passed to the checks).
+    Sweep(const Bytes& raw, const Bytes& archive) : raw_(raw) {
         Reader r;
         REQUIRE(Reader::open(memory_source(archive.data(), archive.size()), &r) == Errc::ok);
         info_ = r.info();
@@ -143,7 +145,6 @@ private:
     }
 
     const Bytes& raw_;
-    const Bytes& archive_;
     ArchiveInfo info_;
     double coarse_ = 0, mid_ = 0;
     Tally t_;
