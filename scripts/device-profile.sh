@@ -60,6 +60,8 @@ profile decode '^.*chunk_decode_blocks' "${DEVICE_PROFILE_DECODE_SKIP:-42}"
 # source_profile NAME REGEX SKIP: warp-state samples of that launch per
 # CUDA source line (file:line of the inlined headers), summed over the
 # line's SASS instructions; the report is kept for ncu's own viewer.
+# A run of its own (the bench once more, under a minute): if these
+# untried options fail on the lent machine, the sections above still come.
 source_profile() {
   MANS_BACKEND_PATH="$build/lib" timeout -k 5 "${DEVICE_PROFILE_LIMIT:-100}" "$ncu_bin" --clock-control none \
     --kernel-name-base demangled -k "regex:$2" --launch-skip "$3" --launch-count 1 \
