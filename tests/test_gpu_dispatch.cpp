@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/frame.hpp"
 #include "mans/mans.hpp"
 #include "mans/prism.hpp"
 #include "prism_hd_steps.hpp"  // special_field
@@ -139,18 +140,22 @@ TEST_CASE("module streams are the CPU's and decode to the input: every dtype, ma
     std::printf("  module: %zu streams byte-identical to the CPU's, decoded to the input\n", streams);
 }
 
-// Batches the stand-in module has coded (its exported counter), or -1 when
+// A counter the stand-in module exports (tests/backend_fixture), or -1 when
 // the module in MANS_BACKEND_PATH is not the stand-in (a real GPU module).
-long long stand_in_batches() {
+long long stand_in_counter(const char* name) {
     const char* dir = std::getenv("MANS_BACKEND_PATH");
     if (!dir) return -1;
     void* h = ::dlopen((std::string(dir) + "/libmans_backend_cuda.so").c_str(), RTLD_NOW | RTLD_NOLOAD);
     if (!h) return -1;
-    const auto* n = static_cast<const unsigned long long*>(::dlsym(h, "mans_fixture_batches"));
-    const long long v = n ? static_cast<long long>(*n) : -1;
+    // Signed or unsigned long long there: either reads as long long.
+    const auto* n = static_cast<const long long*>(::dlsym(h, name));
+    const long long v = n ? *n : -1;
     ::dlclose(h);  // drops only the reference RTLD_NOLOAD took
     return v;
 }
+
+// Batches the stand-in module has coded.
+long long stand_in_batches() { return stand_in_counter("mans_fixture_batches"); }
 
 TEST_CASE("automatic runs inputs of 16 MiB or more on the module, smaller ones on the CPU", "[.][dispatch]") {
     // Both self-tests first: they count batches too.
@@ -177,6 +182,72 @@ TEST_CASE("automatic runs inputs of 16 MiB or more on the module, smaller ones o
         CHECK(after_small == before);     // small: the CPU
         CHECK(after_big >= before + 2);   // big: one encode and one decode batch at least
     }
+}
+
+// The host-memory protocol of ABI 8, as the stand-in records it: windows
+// coded, host calls ended, host calls still open.
+struct HostCalls {
+    long long windows, ended, open;
+};
+HostCalls stand_in_host_calls() {
+    return {stand_in_counter("mans_fixture_windows"), stand_in_counter("mans_fixture_host_calls_ended"),
+            stand_in_counter("mans_fixture_open_host_calls")};
+}
+// What one API call added: `windows` windows, then one end_host_call, and
+// nothing left open.
+void check_one_host_call(const HostCalls& before, long long windows) {
+    const HostCalls after = stand_in_host_calls();
+    CHECK(after.windows - before.windows == windows);
+    CHECK(after.ended - before.ended == 1);
+    CHECK(after.open == 0);
+}
+
+TEST_CASE("a stream's windows on the module end with end_host_call, after a failed window too", "[.][dispatch]") {
+    REQUIRE(mans::backend_status(module_backend(), Operation::compress) == Errc::ok);
+    REQUIRE(mans::backend_status(module_backend(), Operation::decompress) == Errc::ok);
+    if (stand_in_host_calls().windows < 0) {
+        WARN("not the stand-in module: its windows are not observable here");
+        return;
+    }
+    REQUIRE(stand_in_host_calls().open == 0);
+    // 40 blocks of 4 KiB: the stand-in's windows of 64 KiB take 16, 16 and 8.
+    const Bytes raw = mans_test::generate_mixed(mans::DType::u16, 40 * 2048, 2048, 21);
+    HostCalls before = stand_in_host_calls();
+    const Bytes stream = compress_both(raw, mans::DType::u16, 4096);
+    check_one_host_call(before, 3);
+    before = stand_in_host_calls();
+    Bytes back;
+    CHECK(decode_both(stream, raw.size(), &back) == Errc::ok);
+    CHECK(back == raw);
+    check_one_host_call(before, 3);
+
+    // A damaged block in the second window: the core stops after that
+    // window (the lowest failing block's error) and still ends the call.
+    mans::detail::ParsedFrame f;
+    REQUIRE(mans::detail::parse_frame(stream.data(), stream.size(), &f) == Errc::ok);
+    REQUIRE(f.header.block_count() == 40);
+    Bytes damaged = stream;
+    bool failed = false;
+    const std::uint64_t from = f.offsets[20], to = from + f.index[20].payload_bytes;
+    for (std::uint64_t pos = from; pos < to && !failed; ++pos) {
+        damaged[pos] ^= 0x5a;
+        before = stand_in_host_calls();
+        if (decode_both(damaged, raw.size(), nullptr) != Errc::ok) {
+            failed = true;
+            check_one_host_call(before, 2);
+        }
+        damaged[pos] = stream[pos];
+    }
+    CHECK(failed);
+
+    // A stream of no blocks: no window, and the call still ends (a no-op
+    // for a module with nothing open).
+    before = stand_in_host_calls();
+    const Bytes empty_stream = compress_both(Bytes{}, mans::DType::u16, 4096);
+    CHECK(decode_both(empty_stream, 0, nullptr) == Errc::ok);
+    const HostCalls after = stand_in_host_calls();
+    CHECK(after.windows == before.windows);
+    CHECK(after.open == 0);
 }
 
 TEST_CASE("module streams of real fields are the CPU's and decode to the input", "[.][dispatch]") {

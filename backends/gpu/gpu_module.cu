@@ -8,7 +8,8 @@
 //   the bytes are the CPU's by construction; the core frames the stream and
 //   computes and checks the checksums. A block is decoded and encoded by
 //   one warp (a team, core/team.hpp: rANS lane j is warp lane j, the copies
-//   and element loops are split);
+//   and element loops are split); a stream's windows share device buffers
+//   and streams until end_host_call;
 // - the device-memory API's chunks (chunk_encode, chunk_decode:
 //   mapping/chunk_batch.hpp's steps);
 // - PRISM compression (prism_compress): prism/device_encoder.hpp's steps
@@ -20,6 +21,8 @@
 //   token stream with the MANS_HD lane step the CPU decoder runs).
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
+#include <mutex>
 
 #include "gpu_runtime.hpp"  // first: the runtime's headers define __host__ etc.
 
@@ -28,6 +31,7 @@
 #include "entropy/rans.hpp"
 #include "mapping/block_batch.hpp"
 #include "mapping/chunk_batch.hpp"
+#include "mapping/host_waves.hpp"
 #if MANS_GPU_ENCODE
 #include <new>
 
@@ -255,8 +259,8 @@ int rans_decode_lanes(const mans_backend_rans_stream* s, mans_backend_probe_resu
     return status;
 }
 
-// Threads (blocks in flight) per wave, and the share of free device memory
-// their scratch slices may take.
+// Threads per thread block for launches of a thread per item, and the most
+// blocks (warps) one launch of a host-memory call codes.
 constexpr std::uint64_t kMaxBlocksInFlight = 16384;
 constexpr unsigned kThreadsPerGroup = 64;
 
@@ -267,54 +271,6 @@ unsigned groups_for(std::uint64_t threads) {
 unsigned warp_groups_for(std::uint64_t warps) {
     return static_cast<unsigned>((warps + kWarpsPerGroup - 1) / kWarpsPerGroup);
 }
-
-// launch(first, count) for the blocks [0, total) in waves of at most `wave`
-// (the scratch slices in flight), until a launch fails.
-template <typename Launch>
-mans::gpu::Error launch_in_waves(std::uint64_t total, std::uint64_t wave, const Launch& launch) {
-    mans::gpu::Error e = mans::gpu::kSuccess;
-    for (std::uint64_t first = 0; first < total && e == mans::gpu::kSuccess; first += wave) {
-        launch(first, total - first < wave ? total - first : wave);
-        e = mans::gpu::last_error();
-    }
-    return e;
-}
-
-// Blocks in flight for `blocks` blocks of `slice` scratch bytes each, after
-// `other` bytes of buffers: at most half of the free memory.
-std::uint64_t blocks_in_flight(std::uint64_t blocks, std::size_t slice, std::size_t other) {
-    std::size_t free_bytes = 0, total = 0;
-    if (mans::gpu::mem_info(&free_bytes, &total) != mans::gpu::kSuccess) free_bytes = std::size_t{4} << 30;
-    const std::size_t budget = free_bytes > other ? (free_bytes - other) / 2 : 0;
-    std::uint64_t n = blocks < kMaxBlocksInFlight ? blocks : kMaxBlocksInFlight;
-    if (n * slice > budget) n = budget / slice;
-    return n ? n : 1;
-}
-
-// The caller's CUDA/HIP state, put back when a call ends: the current
-// device, and the per-thread stack limit. The block coders' frames
-// (ptxas, sm_90: 4.2 KiB to decode, 2.3 KiB to encode; the encoder's
-// histograms and tables are in its scratch slice) may exceed the default
-// stack, and the driver reserves the limit for every resident thread, so
-// it is raised for the call only.
-class CallState {
-public:
-    explicit CallState(std::size_t stack_bytes) {
-        if (mans::gpu::get_device(&device_) != mans::gpu::kSuccess) device_ = -1;
-        error_ = mans::gpu::set_device(0);
-        if (error_ == mans::gpu::kSuccess) error_ = mans::gpu::swap_stack_limit(stack_bytes, &old_stack_);
-    }
-    ~CallState() {
-        if (old_stack_) (void)mans::gpu::swap_stack_limit(old_stack_, nullptr);
-        if (device_ >= 0) (void)mans::gpu::set_device(device_);
-    }
-    mans::gpu::Error error() const { return error_; }
-
-private:
-    int device_ = -1;
-    std::size_t old_stack_ = 0;  // 0: not changed
-    mans::gpu::Error error_;
-};
 
 // The stack a kernel needs: its reported local size, at least `floor`.
 template <typename Kernel>
@@ -327,6 +283,212 @@ std::size_t stack_for(Kernel* kernel, std::size_t floor) {
 constexpr std::size_t kDecodeStackBytes = 8 << 10;   // ptxas: 4,336 bytes
 constexpr std::size_t kEncodeStackBytes = 8 << 10;   // ptxas: 2.3 KiB
 
+// ------------------------------------------------ host-memory calls (ABI 8)
+//
+// The core codes a stream in host memory in windows of kHostWindowBytes of
+// raw data, one encode_blocks or decode_blocks call each, then calls
+// end_host_call on the same thread. What the windows share stays with the
+// calling thread until then (HostCall): the device buffers, allocated for
+// the first window and reused by the next, two streams, and the raised
+// stack limit. Before ABI 8 every window of 256 MiB allocated and freed its
+// buffers and set and put back the stack limit, each of which waits for
+// the device, and copied in, decoded and copied out one after the other.
+//
+// Within a window the blocks go in waves on the two streams in turn: a
+// wave's input is copied in and its kernel queued, then the previous wave's
+// output is copied out, which the host waits for while the GPU runs the
+// wave just queued; the next wave's input copy overlaps it too.
+
+constexpr std::uint64_t kHostWindowBytes = std::uint64_t{512} << 20;
+constexpr unsigned kHostStreams = 2;
+// A wave has at least kMinWaveBlocks blocks (a warp each), so that the two
+// streams' waves fill a GPU together (mapping/host_waves.hpp).
+constexpr std::uint64_t kMinWaveBlocks = 1024;
+
+// The per-thread stack limit is the device's, not a call's: it is raised
+// while any thread is in a host call and put back when the last one ends.
+// The block coders' frames (ptxas, sm_90: 4.2 KiB to decode, 2.3 KiB to
+// encode; the encoder's histograms and tables are in its scratch slice) may
+// exceed the default, and the driver reserves the limit for every resident
+// thread, so it is not left raised. (The device-memory API raises it and
+// leaves it: putting it back would wait for the caller's queued work.)
+class StackLimitHold {
+public:
+    static mans::gpu::Error acquire(std::size_t bytes) {
+        const std::lock_guard<std::mutex> g(lock_);
+        std::size_t old = 0;
+        const mans::gpu::Error e = mans::gpu::raise_stack_limit(bytes, &old);
+        if (e != mans::gpu::kSuccess) return e;
+        if (holders_++ == 0) old_ = old;  // later holders raise it further, if at all
+        return e;
+    }
+    static void release() {
+        const std::lock_guard<std::mutex> g(lock_);
+        if (holders_ == 0 || --holders_ > 0) return;
+        if (old_) (void)mans::gpu::swap_stack_limit(old_, nullptr);
+        old_ = 0;
+    }
+
+private:
+    static inline std::mutex lock_;
+    static inline unsigned holders_ = 0;
+    static inline std::size_t old_ = 0;  // the limit before the first holder; 0: unchanged
+};
+
+// A device buffer that grows and is never shrunk during a host call.
+struct DeviceBuffer {
+    void* p = nullptr;
+    std::size_t bytes = 0;
+};
+mans::gpu::Error reserve(DeviceBuffer& b, std::size_t bytes) {
+    if (b.p && bytes <= b.bytes) return mans::gpu::kSuccess;
+    if (b.p) (void)mans::gpu::free(b.p);
+    b = {};
+    const mans::gpu::Error e = mans::gpu::malloc(&b.p, bytes ? bytes : 1);
+    if (e == mans::gpu::kSuccess)
+        b.bytes = bytes;
+    else
+        b.p = nullptr;
+    return e;
+}
+void release(DeviceBuffer& b) {
+    if (b.p) (void)mans::gpu::free(b.p);
+    b = {};
+}
+
+// What one thread keeps from one window of a stream to the next. Trivially
+// destructible on purpose: nothing runs at thread exit (end_host_call is
+// the only way out, and the core always calls it).
+struct HostCall {
+    bool open = false;
+    bool holds_stack = false;
+    int caller_device = -1;  // put back by end_host_call
+    mans::gpu::Stream streams[kHostStreams] = {};
+    // in: payloads (decode) or raw elements (encode); out: decoded elements
+    // or payload slots; the per-block arrays; scratch slices per stream.
+    DeviceBuffer in, out, offsets, sizes, status, scratch[kHostStreams];
+
+    std::size_t held_bytes() const {
+        std::size_t n = in.bytes + out.bytes + offsets.bytes + sizes.bytes + status.bytes;
+        for (const DeviceBuffer& s : scratch) n += s.bytes;
+        return n;
+    }
+};
+thread_local HostCall t_host_call;
+
+// Opens this thread's host call at its first window: device 0, the streams,
+// the stack limit. Once opened, end_host_call undoes what succeeded.
+mans::gpu::Error begin_window(HostCall& c, std::size_t stack_bytes) {
+    mans::gpu::Error e = mans::gpu::kSuccess;
+    if (!c.open) {
+        if (mans::gpu::get_device(&c.caller_device) != mans::gpu::kSuccess) c.caller_device = -1;
+        c.open = true;
+        e = mans::gpu::set_device(0);
+    }
+    for (mans::gpu::Stream& s : c.streams)
+        if (e == mans::gpu::kSuccess && !s) e = mans::gpu::stream_create(&s);
+    if (e == mans::gpu::kSuccess && !c.holds_stack) {
+        e = StackLimitHold::acquire(stack_bytes);
+        c.holds_stack = e == mans::gpu::kSuccess;
+    }
+    return e;
+}
+
+// Waits for both streams (a failed window may leave work queued).
+void drain(HostCall& c) {
+    for (mans::gpu::Stream s : c.streams)
+        if (s) (void)mans::gpu::stream_sync(s);
+}
+
+void end_host_call() {
+    HostCall& c = t_host_call;
+    if (!c.open) return;
+    drain(c);
+    for (DeviceBuffer* b : {&c.in, &c.out, &c.offsets, &c.sizes, &c.status, &c.scratch[0], &c.scratch[1]}) release(*b);
+    for (mans::gpu::Stream s : c.streams)
+        if (s) (void)mans::gpu::stream_destroy(s);
+    if (c.holds_stack) StackLimitHold::release();
+    if (c.caller_device >= 0) (void)mans::gpu::set_device(c.caller_device);
+    c = HostCall{};
+}
+
+// Blocks in flight per stream for `blocks` blocks of `slice` scratch bytes
+// each, beside `other` bytes of the window's other buffers: the scratch of
+// both streams takes at most half of the memory that is free or already
+// the call's (`held`).
+std::uint64_t blocks_in_flight(std::uint64_t blocks, std::size_t slice, std::size_t other, std::size_t held) {
+    std::size_t free_bytes = 0, total = 0;
+    if (mans::gpu::mem_info(&free_bytes, &total) != mans::gpu::kSuccess) free_bytes = std::size_t{4} << 30;
+    const std::size_t usable = free_bytes + held;
+    const std::size_t budget = usable > other ? (usable - other) / 2 / kHostStreams : 0;
+    std::uint64_t n = blocks < kMaxBlocksInFlight ? blocks : kMaxBlocksInFlight;
+    if (n * slice > budget) n = budget / slice;
+    return n ? n : 1;
+}
+
+// A window's start: the host call opened (begin_window), the blocks in
+// flight per stream (*in_flight) for `blocks` blocks of `slice` scratch
+// bytes, and the window's buffers and both streams' scratch reserved.
+struct BufferNeed {
+    DeviceBuffer* buffer;
+    std::size_t bytes;
+};
+mans::gpu::Error open_window(HostCall& c, std::size_t stack_bytes, std::uint64_t blocks, std::size_t slice,
+                             std::initializer_list<BufferNeed> needs, std::uint64_t* in_flight) {
+    mans::gpu::Error e = begin_window(c, stack_bytes);
+    std::size_t other = 0;
+    for (const BufferNeed& n : needs) other += n.bytes;
+    *in_flight = blocks_in_flight(blocks, slice, other, c.held_bytes());
+    for (const BufferNeed& n : needs)
+        if (e == mans::gpu::kSuccess) e = reserve(*n.buffer, n.bytes);
+    for (DeviceBuffer& s : c.scratch)
+        if (e == mans::gpu::kSuccess) e = reserve(s, static_cast<std::size_t>(*in_flight) * slice);
+    return e;
+}
+
+// One queued copy on stream s (the Copy of mapping/host_waves.hpp); its
+// error in *e.
+struct StreamCopy {
+    mans::gpu::Stream s;
+    mans::gpu::Error* e;
+    bool operator()(void* to, const void* from, std::size_t bytes, bool to_device) const {
+        *e = mans::gpu::memcpy_async(to, from, bytes, to_device ? mans::gpu::kHostToDevice : mans::gpu::kDeviceToHost, s);
+        return *e == mans::gpu::kSuccess;
+    }
+};
+
+// One window's waves of `wave` blocks, wave k on stream k % 2: copy_in(w,
+// copy), launch(w, stream, scratch), then the previous wave's copy_out(w,
+// copy) and a wait for its stream. Stops at the first error, with both
+// streams drained: no copy touches the caller's memory after this returns.
+template <typename CopyIn, typename Launch, typename CopyOut>
+mans::gpu::Error run_waves(HostCall& c, std::uint64_t blocks, std::uint64_t wave, const CopyIn& copy_in,
+                           const Launch& launch, const CopyOut& copy_out) {
+    mans::gpu::Error e = mans::gpu::kSuccess;
+    const auto finish = [&](const Wave& w, unsigned k) {
+        if (copy_out(w, StreamCopy{c.streams[k], &e}))
+            e = mans::gpu::stream_sync(c.streams[k]);  // also for HIP, whose copies to pageable memory may return early
+    };
+    Wave prev{0, 0};
+    unsigned k = 0;
+    for (std::uint64_t first = 0; first < blocks && e == mans::gpu::kSuccess; first += wave, k ^= 1u) {
+        const Wave w{first, blocks - first < wave ? blocks - first : wave};
+        if (!copy_in(w, StreamCopy{c.streams[k], &e})) break;
+        launch(w, c.streams[k], static_cast<std::uint8_t*>(c.scratch[k].p));
+        e = mans::gpu::last_error();
+        if (e == mans::gpu::kSuccess && prev.count) finish(prev, k ^ 1u);
+        prev = w;
+    }
+    if (e == mans::gpu::kSuccess && prev.count) finish(prev, k ^ 1u);
+    if (e != mans::gpu::kSuccess) drain(c);
+    return e;
+}
+
+int fail_window(mans_backend_probe_result* err, const char* what, mans::gpu::Error e) {
+    set_text(err, what, e);
+    return -1;
+}
+
 int decode_blocks(const mans_backend_block_batch* h, mans_backend_probe_result* err) {
     using mans::gpu::kSuccess;
     const unsigned esize = h ? elem_bytes(static_cast<mans::DType>(h->dtype)) : 0;
@@ -335,40 +497,35 @@ int decode_blocks(const mans_backend_block_batch* h, mans_backend_probe_result* 
         return -1;
     }
     const std::size_t slice = align16(block_scratch_bytes(static_cast<std::size_t>(h->block_elems)));
-    const std::size_t dst_bytes = static_cast<std::size_t>(((h->blocks - 1) * h->block_elems + h->last_elems) * esize);
-    std::size_t sizes[5] = {static_cast<std::size_t>(h->payload_bytes) + 16, static_cast<std::size_t>(h->blocks + 1) * 8,
-                            dst_bytes, static_cast<std::size_t>(h->blocks) * 4, 0};
-    DeviceBuffers<5> b;
-    const CallState state(stack_for(decode_blocks_warp_per_block, kDecodeStackBytes));
-    mans::gpu::Error e = state.error();
-    const std::uint64_t in_flight = blocks_in_flight(h->blocks, slice, sizes[0] + sizes[1] + sizes[2] + sizes[3]);
-    sizes[4] = static_cast<std::size_t>(in_flight) * slice;
-    for (int i = 0; i < 5 && e == kSuccess; ++i) e = mans::gpu::malloc(&b.p[i], sizes[i]);
-    if (e == kSuccess && h->payload_bytes)
-        e = mans::gpu::memcpy(b.p[0], h->payloads, static_cast<std::size_t>(h->payload_bytes), mans::gpu::kHostToDevice);
-    if (e == kSuccess) e = mans::gpu::memcpy(b.p[1], h->offsets, sizes[1], mans::gpu::kHostToDevice);
-    if (e != kSuccess) {
-        set_text(err, "decode_blocks buffers", e);
-        return -1;
-    }
+    const std::size_t in_bytes = static_cast<std::size_t>(h->payload_bytes) + 16;
+    const std::size_t offsets_bytes = static_cast<std::size_t>(h->blocks + 1) * 8;
+    const std::size_t dst_bytes = static_cast<std::size_t>(wave_elems(*h, Wave{0, h->blocks}) * esize);
+    const std::size_t status_bytes = static_cast<std::size_t>(h->blocks) * 4;
+    HostCall& c = t_host_call;
+    std::uint64_t in_flight = 0;
+    mans::gpu::Error e = open_window(c, stack_for(decode_blocks_warp_per_block, kDecodeStackBytes), h->blocks, slice,
+                                     {{&c.in, in_bytes}, {&c.offsets, offsets_bytes}, {&c.out, dst_bytes},
+                                      {&c.status, status_bytes}},
+                                     &in_flight);
+    // Every wave reads the offsets: copied first, on one stream, and waited for.
+    if (e == kSuccess)
+        e = mans::gpu::memcpy_async(c.offsets.p, h->offsets, offsets_bytes, mans::gpu::kHostToDevice, c.streams[0]);
+    if (e == kSuccess) e = mans::gpu::stream_sync(c.streams[0]);
+    if (e != kSuccess) return fail_window(err, "decode_blocks buffers", e);
     mans_backend_block_batch d = *h;
-    d.payloads = static_cast<const std::uint8_t*>(b.p[0]);
-    d.offsets = static_cast<const std::uint64_t*>(b.p[1]);
-    d.dst = static_cast<std::uint8_t*>(b.p[2]);
-    d.status = static_cast<std::int32_t*>(b.p[3]);
-    auto* scratch = static_cast<std::uint8_t*>(b.p[4]);
-    e = launch_in_waves(h->blocks, in_flight, [&](std::uint64_t first, std::uint64_t count) {
-        decode_blocks_warp_per_block<<<warp_groups_for(count), kWarpsPerGroup * kWarp>>>(d, first, count, scratch,
-                                                                                         slice);
-    });
-    if (e == kSuccess) e = mans::gpu::device_sync();
-    if (e == kSuccess) e = mans::gpu::memcpy(h->dst, b.p[2], dst_bytes, mans::gpu::kDeviceToHost);
-    if (e == kSuccess) e = mans::gpu::memcpy(h->status, b.p[3], sizes[3], mans::gpu::kDeviceToHost);
-    if (e != kSuccess) {
-        set_text(err, "decode_blocks_warp_per_block", e);
-        return -1;
-    }
-    return 0;
+    d.payloads = static_cast<const std::uint8_t*>(c.in.p);
+    d.offsets = static_cast<const std::uint64_t*>(c.offsets.p);
+    d.dst = static_cast<std::uint8_t*>(c.out.p);
+    d.status = static_cast<std::int32_t*>(c.status.p);
+    e = run_waves(
+        c, h->blocks, host_wave_blocks(h->blocks, in_flight, kMinWaveBlocks),
+        [&](const Wave& w, const StreamCopy& copy) { return decode_wave_in(*h, d, w, copy); },
+        [&](const Wave& w, mans::gpu::Stream s, std::uint8_t* scratch) {
+            decode_blocks_warp_per_block<<<warp_groups_for(w.count), kWarpsPerGroup * kWarp, 0, s>>>(
+                d, w.first, w.count, scratch, slice);
+        },
+        [&](const Wave& w, const StreamCopy& copy) { return decode_wave_out(*h, d, esize, w, copy); });
+    return e == kSuccess ? 0 : fail_window(err, "decode_blocks_warp_per_block", e);
 }
 
 #if MANS_GPU_ENCODE
@@ -381,41 +538,30 @@ int encode_blocks(const mans_backend_encode_batch* h, mans_backend_probe_result*
         return -1;
     }
     const std::size_t slice = align16(encode_slice_layout(batch_slice_elems(*h), esize).total);
-    const std::size_t src_bytes = static_cast<std::size_t>(((h->blocks - 1) * h->block_elems + h->last_elems) * esize);
+    const std::size_t src_bytes = static_cast<std::size_t>(wave_elems(*h, Wave{0, h->blocks}) * esize);
     const std::size_t slot_total = static_cast<std::size_t>(h->blocks * h->slot_bytes);
-    std::size_t sizes[5] = {src_bytes, slot_total, static_cast<std::size_t>(h->blocks) * 8,
-                            static_cast<std::size_t>(h->blocks) * 4, 0};
-    DeviceBuffers<5> b;
+    const std::size_t sizes_bytes = static_cast<std::size_t>(h->blocks) * 8;
+    const std::size_t status_bytes = static_cast<std::size_t>(h->blocks) * 4;
     const EncodeKernel kernel = encode_kernel_for(esize);
-    const CallState state(stack_for(kernel, kEncodeStackBytes));
-    mans::gpu::Error e = state.error();
-    const std::uint64_t in_flight = blocks_in_flight(h->blocks, slice, sizes[0] + sizes[1] + sizes[2] + sizes[3]);
-    sizes[4] = static_cast<std::size_t>(in_flight) * slice;
-    for (int i = 0; i < 5 && e == kSuccess; ++i) e = mans::gpu::malloc(&b.p[i], sizes[i]);
-    if (e == kSuccess) e = mans::gpu::memcpy(b.p[0], h->src, src_bytes, mans::gpu::kHostToDevice);
-    if (e != kSuccess) {
-        set_text(err, "encode_blocks buffers", e);
-        return -1;
-    }
+    HostCall& c = t_host_call;
+    std::uint64_t in_flight = 0;
+    mans::gpu::Error e = open_window(
+        c, stack_for(kernel, kEncodeStackBytes), h->blocks, slice,
+        {{&c.in, src_bytes}, {&c.out, slot_total}, {&c.sizes, sizes_bytes}, {&c.status, status_bytes}}, &in_flight);
+    if (e != kSuccess) return fail_window(err, "encode_blocks buffers", e);
     mans_backend_encode_batch d = *h;
-    d.src = static_cast<const std::uint8_t*>(b.p[0]);
-    d.slots = static_cast<std::uint8_t*>(b.p[1]);
-    d.payload_bytes = static_cast<std::uint64_t*>(b.p[2]);
-    d.status = static_cast<std::int32_t*>(b.p[3]);
-    auto* scratch = static_cast<std::uint8_t*>(b.p[4]);
-    e = launch_in_waves(h->blocks, in_flight, [&](std::uint64_t first, std::uint64_t count) {
-        kernel<<<warp_groups_for(count), kWarpsPerGroup * kWarp>>>(d, first, count, scratch, slice);
-    });
-    if (e == kSuccess) e = mans::gpu::device_sync();
-    // The slots come back whole: a payload's size is only known on the device.
-    if (e == kSuccess) e = mans::gpu::memcpy(h->slots, b.p[1], slot_total, mans::gpu::kDeviceToHost);
-    if (e == kSuccess) e = mans::gpu::memcpy(h->payload_bytes, b.p[2], sizes[2], mans::gpu::kDeviceToHost);
-    if (e == kSuccess) e = mans::gpu::memcpy(h->status, b.p[3], sizes[3], mans::gpu::kDeviceToHost);
-    if (e != kSuccess) {
-        set_text(err, "encode_blocks_warp_per_block", e);
-        return -1;
-    }
-    return 0;
+    d.src = static_cast<const std::uint8_t*>(c.in.p);
+    d.slots = static_cast<std::uint8_t*>(c.out.p);
+    d.payload_bytes = static_cast<std::uint64_t*>(c.sizes.p);
+    d.status = static_cast<std::int32_t*>(c.status.p);
+    e = run_waves(
+        c, h->blocks, host_wave_blocks(h->blocks, in_flight, kMinWaveBlocks),
+        [&](const Wave& w, const StreamCopy& copy) { return encode_wave_in(*h, d, esize, w, copy); },
+        [&](const Wave& w, mans::gpu::Stream s, std::uint8_t* scratch) {
+            kernel<<<warp_groups_for(w.count), kWarpsPerGroup * kWarp, 0, s>>>(d, w.first, w.count, scratch, slice);
+        },
+        [&](const Wave& w, const StreamCopy& copy) { return encode_wave_out(*h, d, w, copy); });
+    return e == kSuccess ? 0 : fail_window(err, "encode_blocks_warp_per_block", e);
 }
 #endif  // MANS_GPU_ENCODE
 
@@ -666,6 +812,8 @@ mans_backend_module make_module() {
     m.caps |= MANS_BACKEND_CAP_DEVICE_CHUNK_DECODE;
 #endif
     m.decode_blocks = decode_blocks;
+    m.end_host_call = end_host_call;
+    m.host_window_bytes = kHostWindowBytes;
     m.rans_decode_lanes = rans_decode_lanes;
     return m;
 }

@@ -42,7 +42,10 @@ inline Error swap_stack_limit(std::size_t, std::size_t* old) {
     if (old) *old = 0;
     return hipSuccess;
 }
-inline Error raise_stack_limit(std::size_t) { return hipSuccess; }
+inline Error raise_stack_limit(std::size_t, std::size_t* old = nullptr) {
+    if (old) *old = 0;
+    return hipSuccess;
+}
 inline Error last_error() { return hipGetLastError(); }
 inline const char* error_string(Error e) { return hipGetErrorString(e); }
 template <typename F>
@@ -106,12 +109,16 @@ inline Error swap_stack_limit(std::size_t bytes, std::size_t* old) {
     }
     return e;
 }
-// Raises the per-thread stack limit to at least `bytes` and leaves it
-// there (for asynchronous work: putting it back would wait for the queue).
-inline Error raise_stack_limit(std::size_t bytes) {
+// Raises the per-thread stack limit to at least `bytes`; the previous one
+// in *old (when non-null; 0 when unchanged).
+inline Error raise_stack_limit(std::size_t bytes, std::size_t* old = nullptr) {
     std::size_t now = 0;
     Error e = cudaDeviceGetLimit(&now, cudaLimitStackSize);
-    if (e == cudaSuccess && now < bytes) e = cudaDeviceSetLimit(cudaLimitStackSize, bytes);
+    if (old) *old = 0;
+    if (e == cudaSuccess && now < bytes) {
+        e = cudaDeviceSetLimit(cudaLimitStackSize, bytes);
+        if (e == cudaSuccess && old) *old = now;
+    }
     return e;
 }
 inline Error last_error() { return cudaGetLastError(); }

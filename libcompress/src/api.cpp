@@ -3,6 +3,7 @@
 #include <cstring>
 #include <exception>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <string>
@@ -211,6 +212,35 @@ std::string make_report(Backend b, Operation op, bool force_scalar) {
     return "unknown backend";
 }
 
+// One stream coded in host memory by a module: its windows (one
+// encode_blocks / decode_blocks call each) and the end_host_call after
+// them, on every path, which lets the module keep device buffers, a stream
+// and a raised stack limit from one window to the next and no longer.
+class ModuleHostCall {
+public:
+    explicit ModuleHostCall(const mans_backend_module& m)
+        : end_(detail::module_end_host_call(&m)), window_bytes_(detail::module_host_window_bytes(&m)) {
+        if (window_bytes_ == 0) window_bytes_ = kDefaultWindowBytes;
+    }
+    ~ModuleHostCall() {
+        if (end_) end_();
+    }
+    ModuleHostCall(const ModuleHostCall&) = delete;
+    ModuleHostCall& operator=(const ModuleHostCall&) = delete;
+
+    // Blocks per window for blocks of block_bytes: at least one.
+    std::uint64_t window_blocks(std::uint64_t block_bytes) const {
+        return std::max<std::uint64_t>(1, window_bytes_ / block_bytes);
+    }
+
+private:
+    // Big enough to fill a GPU, small enough that a stream larger than
+    // the device's memory still codes there.
+    static constexpr std::uint64_t kDefaultWindowBytes = std::uint64_t{256} << 20;
+    void (*end_)(void);
+    std::uint64_t window_bytes_;
+};
+
 // Decodes a parsed frame's blocks with a GPU module (decode_blocks), then
 // checks each block's status and content checksum (on the CPU). The error is
 // that of the lowest failing block, as on the CPU path; backend_unavailable
@@ -220,9 +250,10 @@ Errc decode_on_module(const mans_backend_module& m, const detail::ParsedFrame& f
     const FrameHeader& h = f.header;
     const std::uint64_t nblocks = h.block_count();
     const std::size_t esize = dtype_size(h.dtype);
-    // About 256 MiB of output per call, as for compression: a stream larger
-    // than the device's memory still decodes there.
-    const std::uint64_t window = std::max<std::uint64_t>(1, (std::uint64_t{256} << 20) / (std::uint64_t{h.block_elems} * esize));
+    // Windows of raw bytes, as for compression: a stream larger than the
+    // device's memory still decodes there.
+    const ModuleHostCall call(m);
+    const std::uint64_t window = call.window_blocks(std::uint64_t{h.block_elems} * esize);
     std::vector<std::uint64_t> offsets;
     std::vector<std::int32_t> status;
     std::vector<Errc> errors;
@@ -278,10 +309,12 @@ Result compress_on_module(const mans_backend_module& m, const FrameHeader& h, co
     if (pos > dst_cap) return Result::fail(Errc::dst_too_small);
     // A payload never exceeds its raw bytes + 1 (stored mode).
     const std::uint64_t slot_bytes = std::uint64_t{h.block_elems} * esize + 1;
-    // About 256 MiB of input per call: big enough to fill a GPU.
-    const std::uint64_t window = std::max<std::uint64_t>(1, (std::uint64_t{256} << 20) / slot_bytes);
+    const ModuleHostCall call(m);
+    const std::uint64_t window = call.window_blocks(slot_bytes);
     const std::size_t cap = static_cast<std::size_t>(std::min(window, nblocks));
-    std::vector<std::uint8_t> slots(cap * static_cast<std::size_t>(slot_bytes));
+    // Not zeroed: the module writes every slot it reports (a window is
+    // hundreds of MiB, and zeroing it would cost a pass over that memory).
+    const std::unique_ptr<std::uint8_t[]> slots(new std::uint8_t[cap * static_cast<std::size_t>(slot_bytes)]);
     std::vector<std::uint64_t> sizes(cap);
     std::vector<std::int32_t> status(cap);
     for (std::uint64_t first = 0; first < nblocks; first += window) {
@@ -292,7 +325,7 @@ Result compress_on_module(const mans_backend_module& m, const FrameHeader& h, co
         batch.block_elems = h.block_elems;
         batch.last_elems = h.block_len(first + count - 1);
         batch.src = src + h.block_first(first) * esize;
-        batch.slots = slots.data();
+        batch.slots = slots.get();
         batch.slot_bytes = slot_bytes;
         batch.payload_bytes = sizes.data();
         batch.status = status.data();
@@ -308,7 +341,7 @@ Result compress_on_module(const mans_backend_module& m, const FrameHeader& h, co
         });
         for (std::size_t i = 0; i < count; ++i) {
             if (sizes[i] > dst_cap - pos) return Result::fail(Errc::dst_too_small);
-            std::memcpy(dst + pos, slots.data() + i * slot_bytes, static_cast<std::size_t>(sizes[i]));
+            std::memcpy(dst + pos, slots.get() + i * slot_bytes, static_cast<std::size_t>(sizes[i]));
             pos += static_cast<std::size_t>(sizes[i]);
         }
     }

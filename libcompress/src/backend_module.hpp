@@ -17,7 +17,10 @@
 // (chunk_encode_layout's slice_elems, batch_slice_elems), so the core's
 // temp and a module's wave agree only at the same version; ABI 7 shrinks
 // the slices (block_encode_out_bound: a mapping that does not fit the
-// output loses; raw bits of bytes), which changes that agreement again.
+// output loses; raw bits of bytes), which changes that agreement again;
+// ABI 8 lets encode_blocks and decode_blocks keep state from one window of
+// a stream to the next, until end_host_call (a module of ABI 7 would never
+// be told to give it back).
 // Compatibility rule: the loader accepts only abi_version ==
 // MANS_BACKEND_ABI_VERSION. Any change to a signature or to the meaning of a
 // field bumps the version; appending a field only raises struct_size (the
@@ -36,7 +39,7 @@
 extern "C" {
 #endif
 
-#define MANS_BACKEND_ABI_VERSION 7u
+#define MANS_BACKEND_ABI_VERSION 8u
 #define MANS_BACKEND_ENTRY_SYMBOL "mans_backend_module_entry"
 
 /* Capability flags: operations the module implements with output identical
@@ -251,6 +254,19 @@ typedef struct mans_backend_module {
      * CAP_DEVICE_CHUNKS. */
     mans_backend_chunks_fn chunk_encode;
     mans_backend_chunks_fn chunk_decode;
+
+    /* Appended in ABI 8. The core codes a stream in host memory in windows,
+     * one encode_blocks or decode_blocks call each, and then calls
+     * end_host_call once on the same thread, after a failed window too
+     * (and after a stream of no blocks, with no window). A thread codes one
+     * stream at a time: its host calls never nest. A module may keep what
+     * the windows share (device buffers, streams, a raised stack limit)
+     * until then, per calling thread, and must hold nothing of the
+     * stream's after it. May be null (nothing kept). */
+    void (*end_host_call)(void);
+    /* Bytes of raw data per window that the module wants (0: the core's
+     * default, about 256 MiB). Each window is at least one block. */
+    uint64_t host_window_bytes;
 } mans_backend_module;
 
 /* The entry point. host_abi_version lets a module refuse (return null) or

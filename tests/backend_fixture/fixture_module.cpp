@@ -20,6 +20,7 @@
 #define FIXTURE_CODER 1
 #define FIXTURE_NO_COMPRESS 1
 #endif
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -28,6 +29,7 @@
 #if defined(FIXTURE_CODER) || defined(FIXTURE_CODER_FAILS) || defined(FIXTURE_CODER_WRONG)
 #include "mapping/block_batch.hpp"
 #include "mapping/chunk_batch.hpp"
+#include "mapping/host_waves.hpp"
 #endif
 #if (defined(FIXTURE_CODER) && !defined(FIXTURE_NO_COMPRESS)) || defined(FIXTURE_CODER_FAILS) || \
     defined(FIXTURE_CODER_WRONG)
@@ -79,14 +81,101 @@ mans::detail::LoopTeam warp_team(std::uint64_t b, std::uint64_t* area) {
     for (unsigned i = 0; i < mans::detail::kTeamSharedWords; ++i) area[i] = 0xA5A5A5A5A5A5A5A5ull;
     return mans::detail::LoopTeam{kWarp, area, b % 2 == 1};
 }
-int decode_blocks(const mans_backend_block_batch* batch, mans_backend_probe_result*) {
-    ++mans_fixture_batches;
+}  // namespace
+// The host-memory protocol of ABI 8, as the stand-in saw it: windows
+// (encode_blocks / decode_blocks calls), host calls ended, and host calls
+// open now on any thread (a window opens its thread's call, end_host_call
+// closes it). Tests read them to check that every stream's windows are
+// followed by end_host_call, on every path.
+extern "C" {
+__attribute__((visibility("default"))) unsigned long long mans_fixture_windows = 0;
+__attribute__((visibility("default"))) unsigned long long mans_fixture_host_calls_ended = 0;
+__attribute__((visibility("default"))) long long mans_fixture_open_host_calls = 0;
+}
+namespace {
+// Small windows, so that the tests' streams take several, and small waves
+// (at most kWaveInFlight blocks, a quarter of a window when less), so that
+// a window takes several too.
+constexpr std::uint64_t kHostWindowBytes = 64 << 10;
+constexpr std::uint64_t kWaveInFlight = 3;
+constexpr std::uint64_t kGarbage = 0xA5A5A5A5A5A5A5A5ull;
+
+// What a thread keeps from one window to the next until end_host_call, as
+// the GPU module keeps its device buffers: "device" areas for the window's
+// arrays (host memory here, filled with garbage as the waves go).
+struct HostCall {
+    bool open = false;
     std::vector<unsigned char> scratch;
-    std::uint64_t area[mans::detail::kTeamSharedWords];
-    const std::size_t slice = mans::detail::block_scratch_bytes(batch->block_elems);
-    for (std::uint64_t b = 0; b < batch->blocks; ++b)
-        batch->status[b] =
-            mans::detail::decode_batch_block(*batch, b, fresh_slice(scratch, slice), warp_team(b, area));
+    std::vector<std::uint64_t> in, out, offsets, sizes, status;
+};
+thread_local HostCall t_host_call;
+HostCall& window_call() {
+    __atomic_fetch_add(&mans_fixture_windows, 1, __ATOMIC_RELAXED);
+    if (!t_host_call.open) {
+        t_host_call.open = true;
+        __atomic_fetch_add(&mans_fixture_open_host_calls, 1, __ATOMIC_RELAXED);
+    }
+    return t_host_call;
+}
+void end_host_call() {
+    if (!t_host_call.open) return;
+    t_host_call = HostCall{};
+    __atomic_fetch_sub(&mans_fixture_open_host_calls, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&mans_fixture_host_calls_ended, 1, __ATOMIC_RELAXED);
+}
+// A "device" area of at least `bytes`, grown with garbage, else as the
+// last window left it.
+template <typename T = std::uint8_t>
+T* device_area(std::vector<std::uint64_t>& v, std::size_t bytes) {
+    const std::size_t words = bytes / 8 + 1;
+    if (v.size() < words) v.assign(words, kGarbage);
+    return reinterpret_cast<T*>(v.data());
+}
+// The copies of mapping/host_waves.hpp, done at once.
+struct HostCopy {
+    bool operator()(void* to, const void* from, std::size_t bytes, bool) const {
+        std::memcpy(to, from, bytes);
+        return true;
+    }
+};
+// A window's waves as the GPU module's streams run them, here one after
+// the other, last first, and each with the window's "device" areas
+// refilled with garbage before its copies in: a wave whose copies miss
+// part of its blocks, or whose blocks read another wave's, gets garbage,
+// and an output copy reaching into a later wave's blocks spoils what that
+// wave copied out.
+template <typename Batch, typename In, typename Code, typename Out>
+void run_waves(HostCall& c, const Batch& h, const In& in, const Code& code, const Out& out) {
+    const std::uint64_t wave = mans::detail::host_wave_blocks(h.blocks, kWaveInFlight, 1);
+    for (std::uint64_t k = (h.blocks + wave - 1) / wave; k-- > 0;) {
+        const mans::detail::Wave w{k * wave, std::min(wave, h.blocks - k * wave)};
+        for (std::vector<std::uint64_t>* a : {&c.in, &c.out, &c.sizes, &c.status}) std::fill(a->begin(), a->end(), kGarbage);
+        in(w);
+        for (std::uint64_t b = w.first; b < w.first + w.count; ++b) code(b);
+        out(w);
+    }
+}
+
+int decode_blocks(const mans_backend_block_batch* batch, mans_backend_probe_result*) {
+    namespace d = mans::detail;
+    ++mans_fixture_batches;
+    HostCall& c = window_call();
+    const unsigned esize = d::elem_bytes(static_cast<mans::DType>(batch->dtype));
+    mans_backend_block_batch dev = *batch;
+    dev.payloads = device_area(c.in, static_cast<std::size_t>(batch->payload_bytes));
+    std::uint64_t* offsets = device_area<std::uint64_t>(c.offsets, static_cast<std::size_t>(batch->blocks + 1) * 8);
+    std::memcpy(offsets, batch->offsets, static_cast<std::size_t>(batch->blocks + 1) * 8);  // once, as the module
+    dev.offsets = offsets;
+    dev.dst = device_area(c.out, static_cast<std::size_t>(d::wave_elems(*batch, d::Wave{0, batch->blocks}) * esize));
+    dev.status = device_area<std::int32_t>(c.status, static_cast<std::size_t>(batch->blocks) * 4);
+    std::uint64_t area[d::kTeamSharedWords];
+    const std::size_t slice = d::block_scratch_bytes(batch->block_elems);
+    run_waves(
+        c, *batch, [&](const d::Wave& w) { d::decode_wave_in(*batch, dev, w, HostCopy{}); },
+        [&](std::uint64_t b) {
+            dev.status[b] = d::decode_batch_block(dev, b, fresh_slice(c.scratch, slice), warp_team(b, area));
+        },
+        [&](const d::Wave& w) { d::decode_wave_out(*batch, dev, esize, w, HostCopy{}); });
 #ifdef FIXTURE_CODER_WRONG
     batch->dst[0] ^= 0x01;
 #endif
@@ -94,17 +183,27 @@ int decode_blocks(const mans_backend_block_batch* batch, mans_backend_probe_resu
 }
 #ifndef FIXTURE_NO_COMPRESS
 int encode_blocks(const mans_backend_encode_batch* batch, mans_backend_probe_result*) {
+    namespace d = mans::detail;
     ++mans_fixture_batches;
-    std::vector<unsigned char> scratch;
-    std::uint64_t area[mans::detail::kTeamSharedWords];
-    const unsigned esize = mans::detail::elem_bytes(static_cast<mans::DType>(batch->dtype));
-    const std::size_t slice = mans::detail::encode_slice_layout(mans::detail::batch_slice_elems(*batch), esize).total;
-    for (std::uint64_t b = 0; b < batch->blocks; ++b) {
-        batch->status[b] = mans::detail::encode_batch_block(*batch, b, fresh_slice(scratch, slice), warp_team(b, area));
+    HostCall& c = window_call();
+    const unsigned esize = d::elem_bytes(static_cast<mans::DType>(batch->dtype));
+    mans_backend_encode_batch dev = *batch;
+    dev.src = device_area(c.in, static_cast<std::size_t>(d::wave_elems(*batch, d::Wave{0, batch->blocks}) * esize));
+    dev.slots = device_area(c.out, static_cast<std::size_t>(batch->blocks * batch->slot_bytes));
+    dev.payload_bytes = device_area<std::uint64_t>(c.sizes, static_cast<std::size_t>(batch->blocks) * 8);
+    dev.status = device_area<std::int32_t>(c.status, static_cast<std::size_t>(batch->blocks) * 4);
+    std::uint64_t area[d::kTeamSharedWords];
+    const std::size_t slice = d::encode_slice_layout(d::batch_slice_elems(*batch), esize).total;
+    run_waves(
+        c, *batch, [&](const d::Wave& w) { d::encode_wave_in(*batch, dev, esize, w, HostCopy{}); },
+        [&](std::uint64_t b) {
+            dev.status[b] = d::encode_batch_block(dev, b, fresh_slice(c.scratch, slice), warp_team(b, area));
+        },
+        [&](const d::Wave& w) { d::encode_wave_out(*batch, dev, w, HostCopy{}); });
 #ifdef FIXTURE_CODER_WRONG
+    for (std::uint64_t b = 0; b < batch->blocks; ++b)
         batch->slots[b * batch->slot_bytes + batch->payload_bytes[b] - 1] ^= 0x10;
 #endif
-    }
     return 0;
 }
 #endif
@@ -302,6 +401,10 @@ mans_backend_module make_module() {
     m.chunk_encode = chunk_encode;
     m.chunk_decode = chunk_decode;
 #endif
+#endif
+#if defined(FIXTURE_CODER) || defined(FIXTURE_CODER_WRONG)
+    m.end_host_call = end_host_call;
+    m.host_window_bytes = kHostWindowBytes;
 #endif
 #ifdef FIXTURE_PRISM
     m.caps |= MANS_BACKEND_CAP_PRISM_COMPRESS | MANS_BACKEND_CAP_PRISM_DECOMPRESS;

@@ -91,6 +91,18 @@ bool module_has_device_chunk_decode(const mans_backend_module* m) {
            field_or_null(m, &mans_backend_module::chunk_decode, kAfterChunks) != nullptr;
 }
 
+void (*module_end_host_call(const mans_backend_module* m))(void) {
+    return m ? field_or_null(m, &mans_backend_module::end_host_call,
+                             offsetof(mans_backend_module, end_host_call) + sizeof(void*))
+             : nullptr;
+}
+
+std::uint64_t module_host_window_bytes(const mans_backend_module* m) {
+    return m ? field_or_null(m, &mans_backend_module::host_window_bytes,
+                             offsetof(mans_backend_module, host_window_bytes) + sizeof(std::uint64_t))
+             : 0;
+}
+
 std::string module_file_name(const std::string& name) { return "libmans_backend_" + name + ".so"; }
 
 std::vector<std::string> split_search_path(const char* list) {

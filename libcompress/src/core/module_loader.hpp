@@ -53,6 +53,11 @@ bool module_has_device_chunks(const mans_backend_module* m);
 // Whether it implements chunk_decode (with or without chunk_encode).
 bool module_has_device_chunk_decode(const mans_backend_module* m);
 
+// A module's end_host_call (null when it has none), and the window of raw
+// bytes it wants per host-memory call (0: the core's default).
+void (*module_end_host_call(const mans_backend_module* m))(void);
+std::uint64_t module_host_window_bytes(const mans_backend_module* m);
+
 // "cuda" -> "libmans_backend_cuda.so".
 std::string module_file_name(const std::string& name);
 
