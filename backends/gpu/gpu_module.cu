@@ -22,7 +22,6 @@
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>
-#include <mutex>
 
 #include "gpu_runtime.hpp"  // first: the runtime's headers define __host__ etc.
 
@@ -289,10 +288,12 @@ constexpr std::size_t kEncodeStackBytes = 8 << 10;   // ptxas: 2.3 KiB
 // raw data, one encode_blocks or decode_blocks call each, then calls
 // end_host_call on the same thread. What the windows share stays with the
 // calling thread until then (HostCall): the device buffers, allocated for
-// the first window and reused by the next, two streams, and the raised
-// stack limit. Before ABI 8 every window of 256 MiB allocated and freed its
-// buffers and set and put back the stack limit, each of which waits for
-// the device, and copied in, decoded and copied out one after the other.
+// the first window and reused by the next, and two streams. The stack
+// limit is raised once and left raised (gpu_runtime.hpp: setting it may
+// wait for the device). Before ABI 8 every window of 256 MiB allocated and
+// freed its buffers and set and put back the stack limit, each of which
+// waits for the device, and copied in, decoded and copied out one after
+// the other.
 //
 // Within a window the blocks go in waves on the two streams in turn: a
 // wave's input is copied in and its kernel queued, then the previous wave's
@@ -304,36 +305,6 @@ constexpr unsigned kHostStreams = 2;
 // A wave has at least kMinWaveBlocks blocks (a warp each), so that the two
 // streams' waves fill a GPU together (mapping/host_waves.hpp).
 constexpr std::uint64_t kMinWaveBlocks = 1024;
-
-// The per-thread stack limit is the device's, not a call's: it is raised
-// while any thread is in a host call and put back when the last one ends.
-// The block coders' frames (ptxas, sm_90: 4.2 KiB to decode, 2.3 KiB to
-// encode; the encoder's histograms and tables are in its scratch slice) may
-// exceed the default, and the driver reserves the limit for every resident
-// thread, so it is not left raised. (The device-memory API raises it and
-// leaves it: putting it back would wait for the caller's queued work.)
-class StackLimitHold {
-public:
-    static mans::gpu::Error acquire(std::size_t bytes) {
-        const std::lock_guard<std::mutex> g(lock_);
-        std::size_t old = 0;
-        const mans::gpu::Error e = mans::gpu::raise_stack_limit(bytes, &old);
-        if (e != mans::gpu::kSuccess) return e;
-        if (holders_++ == 0) old_ = old;  // later holders raise it further, if at all
-        return e;
-    }
-    static void release() {
-        const std::lock_guard<std::mutex> g(lock_);
-        if (holders_ == 0 || --holders_ > 0) return;
-        if (old_) (void)mans::gpu::swap_stack_limit(old_, nullptr);
-        old_ = 0;
-    }
-
-private:
-    static inline std::mutex lock_;
-    static inline unsigned holders_ = 0;
-    static inline std::size_t old_ = 0;  // the limit before the first holder; 0: unchanged
-};
 
 // A device buffer that grows and is never shrunk during a host call.
 struct DeviceBuffer {
@@ -361,7 +332,6 @@ void release(DeviceBuffer& b) {
 // the only way out, and the core always calls it).
 struct HostCall {
     bool open = false;
-    bool holds_stack = false;
     int caller_device = -1;  // put back by end_host_call
     mans::gpu::Stream streams[kHostStreams] = {};
     // in: payloads (decode) or raw elements (encode); out: decoded elements
@@ -376,9 +346,9 @@ struct HostCall {
 };
 thread_local HostCall t_host_call;
 
-// Opens this thread's host call at its first window: device 0, the streams,
-// the stack limit. Once opened, end_host_call undoes what succeeded.
-mans::gpu::Error begin_window(HostCall& c, std::size_t stack_bytes) {
+// Opens this thread's host call at its first window: device 0, the
+// streams. Once opened, end_host_call undoes what succeeded.
+mans::gpu::Error begin_window(HostCall& c) {
     mans::gpu::Error e = mans::gpu::kSuccess;
     if (!c.open) {
         if (mans::gpu::get_device(&c.caller_device) != mans::gpu::kSuccess) c.caller_device = -1;
@@ -387,10 +357,11 @@ mans::gpu::Error begin_window(HostCall& c, std::size_t stack_bytes) {
     }
     for (mans::gpu::Stream& s : c.streams)
         if (e == mans::gpu::kSuccess && !s) e = mans::gpu::stream_create(&s);
-    if (e == mans::gpu::kSuccess && !c.holds_stack) {
-        e = StackLimitHold::acquire(stack_bytes);
-        c.holds_stack = e == mans::gpu::kSuccess;
-    }
+    // An error an earlier call on this thread left (ours, a failed
+    // allocation, or the application's, unchecked) would otherwise fail
+    // this window's first launch check: dropped. A sticky one comes back
+    // from the window's next runtime call.
+    (void)mans::gpu::last_error();
     return e;
 }
 
@@ -407,7 +378,6 @@ void end_host_call() {
     for (DeviceBuffer* b : {&c.in, &c.out, &c.offsets, &c.sizes, &c.status, &c.scratch[0], &c.scratch[1]}) release(*b);
     for (mans::gpu::Stream s : c.streams)
         if (s) (void)mans::gpu::stream_destroy(s);
-    if (c.holds_stack) StackLimitHold::release();
     if (c.caller_device >= 0) (void)mans::gpu::set_device(c.caller_device);
     c = HostCall{};
 }
@@ -426,23 +396,26 @@ std::uint64_t blocks_in_flight(std::uint64_t blocks, std::size_t slice, std::siz
     return n ? n : 1;
 }
 
-// A window's start: the host call opened (begin_window), the blocks in
-// flight per stream (*in_flight) for `blocks` blocks of `slice` scratch
-// bytes, and the window's buffers and both streams' scratch reserved.
+// A window's start: the host call opened (begin_window), the stack limit
+// raised for `kernel`, the blocks per wave (*wave) for `blocks` blocks of
+// `slice` scratch bytes, and the window's buffers and both streams'
+// scratch for a wave reserved.
 struct BufferNeed {
     DeviceBuffer* buffer;
     std::size_t bytes;
 };
-mans::gpu::Error open_window(HostCall& c, std::size_t stack_bytes, std::uint64_t blocks, std::size_t slice,
-                             std::initializer_list<BufferNeed> needs, std::uint64_t* in_flight) {
-    mans::gpu::Error e = begin_window(c, stack_bytes);
+template <typename Kernel>
+mans::gpu::Error open_window(HostCall& c, Kernel* kernel, std::size_t stack_floor, std::uint64_t blocks,
+                             std::size_t slice, std::initializer_list<BufferNeed> needs, std::uint64_t* wave) {
+    mans::gpu::Error e = begin_window(c);
+    if (e == mans::gpu::kSuccess) e = mans::gpu::raise_stack_limit(stack_for(kernel, stack_floor));
     std::size_t other = 0;
     for (const BufferNeed& n : needs) other += n.bytes;
-    *in_flight = blocks_in_flight(blocks, slice, other, c.held_bytes());
+    *wave = host_wave_blocks(blocks, blocks_in_flight(blocks, slice, other, c.held_bytes()), kMinWaveBlocks);
     for (const BufferNeed& n : needs)
         if (e == mans::gpu::kSuccess) e = reserve(*n.buffer, n.bytes);
     for (DeviceBuffer& s : c.scratch)
-        if (e == mans::gpu::kSuccess) e = reserve(s, static_cast<std::size_t>(*in_flight) * slice);
+        if (e == mans::gpu::kSuccess) e = reserve(s, static_cast<std::size_t>(*wave) * slice);
     return e;
 }
 
@@ -486,13 +459,15 @@ mans::gpu::Error run_waves(HostCall& c, std::uint64_t blocks, std::uint64_t wave
 
 int fail_window(mans_backend_probe_result* err, const char* what, mans::gpu::Error e) {
     set_text(err, what, e);
+    (void)mans::gpu::last_error();  // not left to the caller's next check
     return -1;
 }
 
 int decode_blocks(const mans_backend_block_batch* h, mans_backend_probe_result* err) {
     using mans::gpu::kSuccess;
     const unsigned esize = h ? elem_bytes(static_cast<mans::DType>(h->dtype)) : 0;
-    if (!h || esize == 0 || h->blocks == 0 || h->block_elems == 0 || h->last_elems > h->block_elems) {
+    if (!h || esize == 0 || h->blocks == 0 || h->block_elems == 0 || h->last_elems > h->block_elems ||
+        !block_batch_offsets_valid(*h)) {
         if (err) std::snprintf(err->text, sizeof err->text, "invalid block batch");
         return -1;
     }
@@ -502,11 +477,11 @@ int decode_blocks(const mans_backend_block_batch* h, mans_backend_probe_result* 
     const std::size_t dst_bytes = static_cast<std::size_t>(wave_elems(*h, Wave{0, h->blocks}) * esize);
     const std::size_t status_bytes = static_cast<std::size_t>(h->blocks) * 4;
     HostCall& c = t_host_call;
-    std::uint64_t in_flight = 0;
-    mans::gpu::Error e = open_window(c, stack_for(decode_blocks_warp_per_block, kDecodeStackBytes), h->blocks, slice,
+    std::uint64_t wave = 0;
+    mans::gpu::Error e = open_window(c, decode_blocks_warp_per_block, kDecodeStackBytes, h->blocks, slice,
                                      {{&c.in, in_bytes}, {&c.offsets, offsets_bytes}, {&c.out, dst_bytes},
                                       {&c.status, status_bytes}},
-                                     &in_flight);
+                                     &wave);
     // Every wave reads the offsets: copied first, on one stream, and waited for.
     if (e == kSuccess)
         e = mans::gpu::memcpy_async(c.offsets.p, h->offsets, offsets_bytes, mans::gpu::kHostToDevice, c.streams[0]);
@@ -518,7 +493,7 @@ int decode_blocks(const mans_backend_block_batch* h, mans_backend_probe_result* 
     d.dst = static_cast<std::uint8_t*>(c.out.p);
     d.status = static_cast<std::int32_t*>(c.status.p);
     e = run_waves(
-        c, h->blocks, host_wave_blocks(h->blocks, in_flight, kMinWaveBlocks),
+        c, h->blocks, wave,
         [&](const Wave& w, const StreamCopy& copy) { return decode_wave_in(*h, d, w, copy); },
         [&](const Wave& w, mans::gpu::Stream s, std::uint8_t* scratch) {
             decode_blocks_warp_per_block<<<warp_groups_for(w.count), kWarpsPerGroup * kWarp, 0, s>>>(
@@ -544,10 +519,10 @@ int encode_blocks(const mans_backend_encode_batch* h, mans_backend_probe_result*
     const std::size_t status_bytes = static_cast<std::size_t>(h->blocks) * 4;
     const EncodeKernel kernel = encode_kernel_for(esize);
     HostCall& c = t_host_call;
-    std::uint64_t in_flight = 0;
+    std::uint64_t wave = 0;
     mans::gpu::Error e = open_window(
-        c, stack_for(kernel, kEncodeStackBytes), h->blocks, slice,
-        {{&c.in, src_bytes}, {&c.out, slot_total}, {&c.sizes, sizes_bytes}, {&c.status, status_bytes}}, &in_flight);
+        c, kernel, kEncodeStackBytes, h->blocks, slice,
+        {{&c.in, src_bytes}, {&c.out, slot_total}, {&c.sizes, sizes_bytes}, {&c.status, status_bytes}}, &wave);
     if (e != kSuccess) return fail_window(err, "encode_blocks buffers", e);
     mans_backend_encode_batch d = *h;
     d.src = static_cast<const std::uint8_t*>(c.in.p);
@@ -555,7 +530,7 @@ int encode_blocks(const mans_backend_encode_batch* h, mans_backend_probe_result*
     d.payload_bytes = static_cast<std::uint64_t*>(c.sizes.p);
     d.status = static_cast<std::int32_t*>(c.status.p);
     e = run_waves(
-        c, h->blocks, host_wave_blocks(h->blocks, in_flight, kMinWaveBlocks),
+        c, h->blocks, wave,
         [&](const Wave& w, const StreamCopy& copy) { return encode_wave_in(*h, d, esize, w, copy); },
         [&](const Wave& w, mans::gpu::Stream s, std::uint8_t* scratch) {
             kernel<<<warp_groups_for(w.count), kWarpsPerGroup * kWarp, 0, s>>>(d, w.first, w.count, scratch, slice);

@@ -38,14 +38,7 @@ inline Error device_sync() { return hipDeviceSynchronize(); }
 inline Error mem_info(std::size_t* free_bytes, std::size_t* total) { return hipMemGetInfo(free_bytes, total); }
 inline Error get_device(int* dev) { return hipGetDevice(dev); }
 // HIP sizes a kernel's scratch (stack) from its code; there is no limit to set.
-inline Error swap_stack_limit(std::size_t, std::size_t* old) {
-    if (old) *old = 0;
-    return hipSuccess;
-}
-inline Error raise_stack_limit(std::size_t, std::size_t* old = nullptr) {
-    if (old) *old = 0;
-    return hipSuccess;
-}
+inline Error raise_stack_limit(std::size_t) { return hipSuccess; }
 inline Error last_error() { return hipGetLastError(); }
 inline const char* error_string(Error e) { return hipGetErrorString(e); }
 template <typename F>
@@ -97,28 +90,18 @@ inline Error stream_sync(Stream s) { return cudaStreamSynchronize(s); }
 inline Error device_sync() { return cudaDeviceSynchronize(); }
 inline Error mem_info(std::size_t* free_bytes, std::size_t* total) { return cudaMemGetInfo(free_bytes, total); }
 inline Error get_device(int* dev) { return cudaGetDevice(dev); }
-// Sets the per-thread stack limit to `bytes`; the previous one in *old (when
-// non-null; 0 when unchanged).
-inline Error swap_stack_limit(std::size_t bytes, std::size_t* old) {
+// Raises the per-thread stack limit to at least `bytes` and leaves it
+// there, as the driver itself does for a kernel that needs more ("The
+// driver automatically increases the per-thread stack size for each kernel
+// launch as needed. This size isn't reset back to the original value after
+// each launch", cuCtxSetLimit); setting it may wait for all queued work on
+// the device, so it is never lowered again. Two threads may both read the
+// old limit and the later set a lower value than the other's: harmless, as
+// the launch that needs more raises it (the driver, above).
+inline Error raise_stack_limit(std::size_t bytes) {
     std::size_t now = 0;
     Error e = cudaDeviceGetLimit(&now, cudaLimitStackSize);
-    if (old) *old = 0;
-    if (e == cudaSuccess && now != bytes) {
-        e = cudaDeviceSetLimit(cudaLimitStackSize, bytes);
-        if (e == cudaSuccess && old) *old = now;
-    }
-    return e;
-}
-// Raises the per-thread stack limit to at least `bytes`; the previous one
-// in *old (when non-null; 0 when unchanged).
-inline Error raise_stack_limit(std::size_t bytes, std::size_t* old = nullptr) {
-    std::size_t now = 0;
-    Error e = cudaDeviceGetLimit(&now, cudaLimitStackSize);
-    if (old) *old = 0;
-    if (e == cudaSuccess && now < bytes) {
-        e = cudaDeviceSetLimit(cudaLimitStackSize, bytes);
-        if (e == cudaSuccess && old) *old = now;
-    }
+    if (e == cudaSuccess && now < bytes) e = cudaDeviceSetLimit(cudaLimitStackSize, bytes);
     return e;
 }
 inline Error last_error() { return cudaGetLastError(); }

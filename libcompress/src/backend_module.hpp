@@ -112,7 +112,7 @@ typedef struct mans_backend_block_batch {
     uint64_t last_elems;      /* elements of the last block (1..block_elems) */
     const uint8_t* payloads;  /* all payloads, back to back */
     uint64_t payload_bytes;
-    const uint64_t* offsets;  /* blocks + 1 entries: block b is payloads[offsets[b] .. offsets[b+1]) */
+    const uint64_t* offsets;  /* blocks + 1 rising entries from 0 to at most payload_bytes: block b is payloads[offsets[b] .. offsets[b+1]) */
     uint8_t* dst;             /* the decoded elements of all blocks, back to back */
     int32_t* status;          /* blocks entries, written: the mans_status of each block */
 } mans_backend_block_batch;

@@ -59,28 +59,7 @@ void probe(mans_backend_probe_result* out) {
 }
 
 
-#if defined(FIXTURE_CODER) || defined(FIXTURE_CODER_WRONG)
-}  // namespace
-// Batches coded so far, for tests that check where `automatic` ran.
-// (A braced extern "C": `extern "C" T x = 0;` makes g++ warn that x is
-// initialized and declared extern.)
-extern "C" {
-__attribute__((visibility("default"))) unsigned long long mans_fixture_batches = 0;
-}
-namespace {
-// One "thread" per block, each with a fresh scratch slice, as the kernels.
-// The slice is filled with garbage first: the coders must not depend on
-// what the memory held.
-std::uint8_t* fresh_slice(std::vector<unsigned char>& buf, std::size_t bytes) {
-    buf.assign(bytes + 16, 0xA5);
-    return reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(buf.data()) + 15) & ~std::uintptr_t{15});
-}
-// The team that codes block b, with its shared words set to garbage.
-constexpr unsigned kWarp = 32;
-mans::detail::LoopTeam warp_team(std::uint64_t b, std::uint64_t* area) {
-    for (unsigned i = 0; i < mans::detail::kTeamSharedWords; ++i) area[i] = 0xA5A5A5A5A5A5A5A5ull;
-    return mans::detail::LoopTeam{kWarp, area, b % 2 == 1};
-}
+#if defined(FIXTURE_CODER) || defined(FIXTURE_CODER_FAILS) || defined(FIXTURE_CODER_WRONG)
 }  // namespace
 // The host-memory protocol of ABI 8, as the stand-in saw it: windows
 // (encode_blocks / decode_blocks calls), host calls ended, and host calls
@@ -93,13 +72,6 @@ __attribute__((visibility("default"))) unsigned long long mans_fixture_host_call
 __attribute__((visibility("default"))) long long mans_fixture_open_host_calls = 0;
 }
 namespace {
-// Small windows, so that the tests' streams take several, and small waves
-// (at most kWaveInFlight blocks, a quarter of a window when less), so that
-// a window takes several too.
-constexpr std::uint64_t kHostWindowBytes = 64 << 10;
-constexpr std::uint64_t kWaveInFlight = 3;
-constexpr std::uint64_t kGarbage = 0xA5A5A5A5A5A5A5A5ull;
-
 // What a thread keeps from one window to the next until end_host_call, as
 // the GPU module keeps its device buffers: "device" areas for the window's
 // arrays (host memory here, filled with garbage as the waves go).
@@ -123,6 +95,37 @@ void end_host_call() {
     __atomic_fetch_sub(&mans_fixture_open_host_calls, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&mans_fixture_host_calls_ended, 1, __ATOMIC_RELAXED);
 }
+#endif
+
+#if defined(FIXTURE_CODER) || defined(FIXTURE_CODER_WRONG)
+}  // namespace
+// Batches coded so far, for tests that check where `automatic` ran.
+// (A braced extern "C": `extern "C" T x = 0;` makes g++ warn that x is
+// initialized and declared extern.)
+extern "C" {
+__attribute__((visibility("default"))) unsigned long long mans_fixture_batches = 0;
+}
+namespace {
+// One "thread" per block, each with a fresh scratch slice, as the kernels.
+// The slice is filled with garbage first: the coders must not depend on
+// what the memory held.
+std::uint8_t* fresh_slice(std::vector<unsigned char>& buf, std::size_t bytes) {
+    buf.assign(bytes + 16, 0xA5);
+    return reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(buf.data()) + 15) & ~std::uintptr_t{15});
+}
+// The team that codes block b, with its shared words set to garbage.
+constexpr unsigned kWarp = 32;
+mans::detail::LoopTeam warp_team(std::uint64_t b, std::uint64_t* area) {
+    for (unsigned i = 0; i < mans::detail::kTeamSharedWords; ++i) area[i] = 0xA5A5A5A5A5A5A5A5ull;
+    return mans::detail::LoopTeam{kWarp, area, b % 2 == 1};
+}
+// Small windows, so that the tests' streams take several, and small waves
+// (at most kWaveInFlight blocks, a quarter of a window when less), so that
+// a window takes several too.
+constexpr std::uint64_t kHostWindowBytes = 64 << 10;
+constexpr std::uint64_t kWaveInFlight = 3;
+constexpr std::uint64_t kGarbage = 0xA5A5A5A5A5A5A5A5ull;
+
 // A "device" area of at least `bytes`, grown with garbage, else as the
 // last window left it.
 template <typename T = std::uint8_t>
@@ -160,6 +163,7 @@ int decode_blocks(const mans_backend_block_batch* batch, mans_backend_probe_resu
     namespace d = mans::detail;
     ++mans_fixture_batches;
     HostCall& c = window_call();
+    if (!d::block_batch_offsets_valid(*batch)) return -1;
     const unsigned esize = d::elem_bytes(static_cast<mans::DType>(batch->dtype));
     mans_backend_block_batch dev = *batch;
     dev.payloads = device_area(c.in, static_cast<std::size_t>(batch->payload_bytes));
@@ -266,6 +270,7 @@ int fail(mans_backend_probe_result* err) {
     return -1;
 }
 int decode_blocks(const mans_backend_block_batch* batch, mans_backend_probe_result* err) {
+    window_call();  // a failed window opens the call too, as on a GPU
     if (batch->blocks > 8) return fail(err);
     std::vector<unsigned char> scratch((mans::detail::block_scratch_bytes(batch->block_elems) + 32));
     auto* slice = reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(scratch.data()) + 15) & ~std::uintptr_t{15});
@@ -273,6 +278,7 @@ int decode_blocks(const mans_backend_block_batch* batch, mans_backend_probe_resu
     return 0;
 }
 int encode_blocks(const mans_backend_encode_batch* batch, mans_backend_probe_result* err) {
+    window_call();
     if (batch->blocks > 8) return fail(err);
     const unsigned esize = mans::detail::elem_bytes(static_cast<mans::DType>(batch->dtype));
     std::vector<unsigned char> scratch(mans::detail::encode_slice_layout(mans::detail::batch_slice_elems(*batch), esize).total + 32);
@@ -402,8 +408,10 @@ mans_backend_module make_module() {
     m.chunk_decode = chunk_decode;
 #endif
 #endif
-#if defined(FIXTURE_CODER) || defined(FIXTURE_CODER_WRONG)
+#if defined(FIXTURE_CODER) || defined(FIXTURE_CODER_FAILS) || defined(FIXTURE_CODER_WRONG)
     m.end_host_call = end_host_call;
+#endif
+#if defined(FIXTURE_CODER) || defined(FIXTURE_CODER_WRONG)
     m.host_window_bytes = kHostWindowBytes;
 #endif
 #ifdef FIXTURE_PRISM

@@ -51,6 +51,16 @@ std::uint64_t wave_elems(const Batch& b, const Wave& w) {
     return w.first + w.count == b.blocks ? (w.count - 1) * b.block_elems + b.last_elems : w.count * b.block_elems;
 }
 
+// Whether a decode batch's offsets rise and end within its payloads: the
+// waves' copies take them as they are (the core builds them from a checked
+// frame; a module checks them before its first copy all the same).
+inline bool block_batch_offsets_valid(const mans_backend_block_batch& b) {
+    if (!b.offsets || !b.payloads || b.offsets[0] != 0) return false;
+    for (std::uint64_t i = 0; i < b.blocks; ++i)
+        if (b.offsets[i + 1] < b.offsets[i]) return false;
+    return b.offsets[b.blocks] <= b.payload_bytes;
+}
+
 // Decoding: the wave's payloads in (the offsets, which every wave reads,
 // are the caller's to copy once before the first wave).
 template <typename Copy>
