@@ -144,13 +144,16 @@ TEST_CASE("a module that codes is usable for MANS and PRISM, both directions", "
     CHECK(m.usable_for(BackendOp::prism_decompress));
     CHECK(module_unusable_reason(m, BackendOp::mans_decompress).empty());
     CHECK(module_unusable_reason(m, BackendOp::prism_decompress).empty());
-    // The decompress-only stand-in (as the HIP module by default) reconstructs no PRISM.
+    // The decompress-only stand-in (as the HIP module by default) retrieves
+    // PRISM and compresses neither codec.
     auto d = load_backend_module("cuda", {fixture("coder_decode_only")});
     REQUIRE(d.module != nullptr);
     probe_module(d);
-    CHECK_FALSE(d.usable_for(BackendOp::prism_decompress));
-    CHECK(module_unusable_reason(d, BackendOp::prism_decompress) ==
-          "cuda: Fixture GPU coder: no PRISM decompress kernel yet");
+    CHECK(d.usable_for(BackendOp::mans_decompress));
+    CHECK(d.usable_for(BackendOp::prism_decompress));
+    CHECK_FALSE(d.usable_for(BackendOp::mans_compress));
+    CHECK_FALSE(d.usable_for(BackendOp::prism_compress));
+    CHECK(module_unusable_reason(d, BackendOp::prism_compress) == "cuda: Fixture GPU coder: no PRISM compress kernel yet");
 }
 
 TEST_CASE("modules with a wrong ABI version, name or entry point are refused", "[backend]") {

@@ -774,7 +774,8 @@ TEST_CASE("device API: PRISM retrieval into device memory gives mans_prism_retri
     }
 }
 
-TEST_CASE("device API: a module without PRISM compression refuses a PRISM field", "[.][dispatch_chunks_decode]") {
+TEST_CASE("device API: a module without PRISM compression refuses a PRISM field and retrieves archives",
+          "[.][dispatch_chunks_decode]") {
     Device d;
     mans_prism_params p;
     mans_prism_params_init(&p);
@@ -784,14 +785,33 @@ TEST_CASE("device API: a module without PRISM compression refuses a PRISM field"
     mans_status st = MANS_OK;
     device_prism(d.dev, field, p, &st);
     CHECK(st == MANS_ERR_BACKEND_UNAVAILABLE);
-    // ... and PRISM retrieval into device memory.
-    const Bytes archive = cpu_prism(Bytes(4000, 1), p);
+    // PRISM retrieval needs only the chunk decoder, as the HIP module built
+    // without compression: into device memory, coarse and full, it gives
+    // mans_prism_retrieve's values.
+    Bytes f(37 * 41 * 4);
+    for (size_t i = 0; i < 37 * 41; ++i) {
+        const float v = i % 31 == 7 ? INFINITY : static_cast<float>(std::sin(0.05 * static_cast<double>(i)) * (2 + i % 5));
+        std::memcpy(f.data() + 4 * i, &v, 4);
+    }
+    p.rank = 2, p.dims[0] = 37, p.dims[1] = 41, p.mode = MANS_PRISM_REL, p.error_bound = 1e-5;
+    const Bytes archive = cpu_prism(f, p);
     mans_prism_reader* r = nullptr;
     REQUIRE(mans_prism_open_memory(archive.data(), archive.size(), &r) == MANS_OK);
-    Bytes dst(4000);
+    const HostRetrieval coarse = host_retrieve(archive, MANS_PRISM_TARGET_REL, 1e-2);
+    const HostRetrieval full = host_retrieve(archive, MANS_PRISM_TARGET_FULL, 0);
+    REQUIRE(coarse.stats.complete == 0);
+    Bytes dst(f.size() + 8, 0xEE);
     mans_prism_result* x = nullptr;
-    CHECK(mans_device_prism_retrieve(d.dev, r, MANS_PRISM_TARGET_FULL, 0, dst.data(), dst.size(), &x) ==
-          MANS_ERR_BACKEND_UNAVAILABLE);
-    CHECK(x == nullptr);
+    REQUIRE(mans_device_prism_retrieve(d.dev, r, MANS_PRISM_TARGET_REL, 1e-2, dst.data(), dst.size(), &x) == MANS_OK);
+    CHECK(Bytes(dst.begin(), dst.begin() + static_cast<std::ptrdiff_t>(f.size())) == coarse.values);
+    CHECK(dst.back() == 0xEE);
+    mans_prism_stats stats;
+    REQUIRE(mans_prism_result_stats(x, &stats) == MANS_OK);
+    check_same_stats(stats, coarse.stats);
+    CHECK(std::string(stats.backend) == "cuda");
+    Bytes dst2(f.size(), 0);
+    REQUIRE(mans_device_prism_refine(d.dev, r, x, MANS_PRISM_TARGET_FULL, 0, dst2.data(), dst2.size()) == MANS_OK);
+    CHECK(dst2 == full.values);
+    mans_prism_result_free(x);
     mans_prism_close(r);
 }

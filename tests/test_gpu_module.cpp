@@ -112,8 +112,10 @@ TEST_CASE("a built CUDA module loads on any machine and claims MANS coding, the 
     if (m.devices == 0) CHECK(!module_unusable_reason(m, BackendOp::prism_decompress).empty());
 }
 
-// Built with MANS_HIP_COMPRESS it also compresses; by default it decompresses only.
-TEST_CASE("the HIP module decompresses, also through the device-memory API; compression as built", "[gpu]") {
+// Built with MANS_HIP_COMPRESS it also compresses; by default it decompresses
+// only: MANS streams (host and device memory) and PRISM archives.
+TEST_CASE("the HIP module decompresses both codecs, also through the device-memory API; compression as built",
+          "[gpu]") {
     ModuleState m;
     if (!built_module("hip", m)) return;
     const bool compresses = (m.module->caps & MANS_BACKEND_CAP_MANS_COMPRESS) != 0;
@@ -123,8 +125,8 @@ TEST_CASE("the HIP module decompresses, also through the device-memory API; comp
                                              MANS_BACKEND_CAP_DEVICE_CHUNKS | MANS_BACKEND_CAP_PRISM_COMPRESS |
                                              MANS_BACKEND_CAP_PRISM_DECOMPRESS));
     } else {
-        CHECK((m.module->caps & 0xffffu) ==
-              (MANS_BACKEND_CAP_MANS_DECOMPRESS | MANS_BACKEND_CAP_DEVICE_CHUNK_DECODE));
+        CHECK((m.module->caps & 0xffffu) == (MANS_BACKEND_CAP_MANS_DECOMPRESS | MANS_BACKEND_CAP_DEVICE_CHUNK_DECODE |
+                                             MANS_BACKEND_CAP_PRISM_DECOMPRESS));
     }
     CHECK(m.module->chunk_decode != nullptr);
     CHECK((m.module->chunk_encode != nullptr) == compresses);
@@ -134,7 +136,9 @@ TEST_CASE("the HIP module decompresses, also through the device-memory API; comp
     CHECK(m.has_op(BackendOp::mans_decompress));
     CHECK(m.has_op(BackendOp::mans_compress) == compresses);
     CHECK(m.has_op(BackendOp::prism_compress) == compresses);
-    CHECK(m.has_op(BackendOp::prism_decompress) == compresses);
+    CHECK(m.has_op(BackendOp::prism_decompress));
+    CHECK(m.module->prism_decompress != nullptr);
+    CHECK((m.module->prism_compress != nullptr) == compresses);
 }
 
 TEST_CASE("GPU warp rANS decoder equals the CPU decoder", "[gpu]") {

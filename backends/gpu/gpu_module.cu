@@ -31,7 +31,13 @@
 #include "mapping/block_batch.hpp"
 #include "mapping/chunk_batch.hpp"
 #include "mapping/host_waves.hpp"
-#if MANS_GPU_ENCODE
+// MANS_GPU_PRISM_DECODE: PRISM retrieval (prism_decompress), which needs
+// the chunk decoder only, so it is in a module built without the encoder
+// too (the HIP module's default).
+#ifndef MANS_GPU_PRISM_DECODE
+#define MANS_GPU_PRISM_DECODE 1
+#endif
+#if MANS_GPU_ENCODE || MANS_GPU_PRISM_DECODE
 #include <new>
 
 #include "device_exec.hpp"
@@ -734,12 +740,15 @@ int prism_compress(const mans_backend_prism_job* j, mans_backend_probe_result* e
     }
 }
 
+#endif  // MANS_GPU_ENCODE
+
+#if MANS_GPU_PRISM_DECODE
 // PRISM reconstruction of one retrieval (prism/device_job.hpp): the planes
 // copied to the device, device_reconstruct's steps over DeviceExec with
 // this module's chunk decoder for the rANS streams, the values back.
 template <typename T>
 int prism_decompress_as(const mans_backend_prism_read_job& j, mans_backend_probe_result* err) {
-    mans::gpu::DeviceExec ex(chunk_encode, chunk_decode);
+    mans::gpu::DeviceExec ex(nullptr, chunk_decode);  // retrieval encodes nothing
     const int rc = ex.status() == mans::Errc::ok ? mans::detail::prism::run_prism_read_job<T>(ex, j)
                                                  : static_cast<int>(ex.status());
     if ((rc == MANS_ERR_BACKEND_UNAVAILABLE || rc == MANS_ERR_OUT_OF_MEMORY) && err)
@@ -765,7 +774,7 @@ int prism_decompress(const mans_backend_prism_read_job* j, mans_backend_probe_re
     }
 }
 
-#endif  // MANS_GPU_ENCODE
+#endif  // MANS_GPU_PRISM_DECODE
 
 mans_backend_module make_module() {
     mans_backend_module m{};
@@ -780,11 +789,14 @@ mans_backend_module make_module() {
     m.caps |= MANS_BACKEND_CAP_MANS_COMPRESS | MANS_BACKEND_CAP_DEVICE_CHUNKS;
     m.encode_blocks = encode_blocks;
     m.chunk_encode = chunk_encode;
-    m.caps |= MANS_BACKEND_CAP_PRISM_COMPRESS | MANS_BACKEND_CAP_PRISM_DECOMPRESS;
+    m.caps |= MANS_BACKEND_CAP_PRISM_COMPRESS;
     m.prism_compress = prism_compress;
-    m.prism_decompress = prism_decompress;
 #else
     m.caps |= MANS_BACKEND_CAP_DEVICE_CHUNK_DECODE;
+#endif
+#if MANS_GPU_PRISM_DECODE
+    m.caps |= MANS_BACKEND_CAP_PRISM_DECOMPRESS;
+    m.prism_decompress = prism_decompress;
 #endif
     m.decode_blocks = decode_blocks;
     m.end_host_call = end_host_call;

@@ -12,10 +12,11 @@
 // "run time" like a GPU out of memory; FIXTURE_CODER_WRONG codes, then
 // damages one byte of every block, like a miscompiled kernel;
 // FIXTURE_CODER_DECODE_ONLY is FIXTURE_CODER without compression, as the
-// HIP module is today (decode_blocks and chunk_decode only). The coders
-// also compress PRISM fields and reconstruct PRISM retrievals as the GPU
-// module does (host_exec.hpp): the wrong one damages a byte, the failing
-// one fails fields over 64 KiB.
+// HIP module is by default (decode_blocks, chunk_decode and PRISM
+// retrieval). The coders also compress PRISM fields (all but the
+// decode-only one) and reconstruct PRISM retrievals as the GPU module does
+// (host_exec.hpp): the wrong one damages a byte, the failing one fails
+// fields over 64 KiB.
 #ifdef FIXTURE_CODER_DECODE_ONLY
 #define FIXTURE_CODER 1
 #define FIXTURE_NO_COMPRESS 1
@@ -34,6 +35,9 @@
 #if (defined(FIXTURE_CODER) && !defined(FIXTURE_NO_COMPRESS)) || defined(FIXTURE_CODER_FAILS) || \
     defined(FIXTURE_CODER_WRONG)
 #define FIXTURE_PRISM 1
+#endif
+#if defined(FIXTURE_CODER) || defined(FIXTURE_CODER_FAILS) || defined(FIXTURE_CODER_WRONG)
+#define FIXTURE_PRISM_DECODE 1
 #include <new>
 
 #include "host_exec.hpp"
@@ -339,6 +343,9 @@ int prism_compress(const mans_backend_prism_job* job, mans_backend_probe_result*
     }
 }
 
+#endif  // FIXTURE_PRISM
+
+#ifdef FIXTURE_PRISM_DECODE
 // PRISM reconstruction as the GPU module runs it (run_prism_read_job),
 // with the host executor: the wrong coder damages one value, the failing
 // one fails fields over 64 KiB.
@@ -415,8 +422,11 @@ mans_backend_module make_module() {
     m.host_window_bytes = kHostWindowBytes;
 #endif
 #ifdef FIXTURE_PRISM
-    m.caps |= MANS_BACKEND_CAP_PRISM_COMPRESS | MANS_BACKEND_CAP_PRISM_DECOMPRESS;
+    m.caps |= MANS_BACKEND_CAP_PRISM_COMPRESS;
     m.prism_compress = prism_compress;
+#endif
+#ifdef FIXTURE_PRISM_DECODE
+    m.caps |= MANS_BACKEND_CAP_PRISM_DECOMPRESS;
     m.prism_decompress = prism_decompress;
 #endif
     return m;
