@@ -37,7 +37,6 @@ std::string g_runtime_error;
 bool module_decode(const RansDecodeArgs& a) {
     mans_backend_rans_stream s{};
     s.table = a.table;
-    s.ctx_off = a.ctx_off;
     s.contexts = a.contexts;
     s.prob_bits = a.prob_bits;
     s.tokens = a.layout.n;

@@ -3,7 +3,8 @@
 // reads log2_small_fix16's table from its own copy in device memory (both
 // copies are the compiler's evaluation of make_log2_small_table). Both must
 // give the CPU's results, or GPU streams would differ. A warp sorts the
-// encoder's median sample with team_sort_u64.
+// encoder's median sample with team_sort_u64. The rANS lane step computes a
+// token's context (a count of leading zeros) where the CPU once looked it up.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "mapping/hybrid_tokens.hpp"
 #include "core/team.hpp"
 #include "entropy/cost_model.hpp"
+#include "entropy/rans.hpp"
 #include "thread_team.hpp"
 
 using namespace mans::detail;
@@ -224,5 +226,23 @@ TEST_CASE("team_or gives every member the OR of the ranks' values", "[hd][thread
             got[r] = team_or(mans_test::ThreadTeam{r, size, &st}, [&](unsigned k) { return v[k]; });
         });
         for (std::uint32_t g : got) CHECK(g == ref);
+    }
+}
+
+TEST_CASE("token_class8 and context_offset follow the format's context rule for every token", "[hd]") {
+    // docs/FORMAT.md section 3: the context after token t is
+    // min(class(t), K - 1), class(t) = the bit length of t capped at 7.
+    for (unsigned t = 0; t < 256; ++t) {
+        unsigned cls = 0;
+        for (unsigned v = t; v != 0; v >>= 1) ++cls;
+        if (cls > 7) cls = 7;
+        INFO("token " << t);
+        CHECK(token_class8(t) == cls);
+        for (unsigned k : {1u, 2u, 4u, 8u}) {
+            const unsigned ctx = std::min(cls, k - 1);
+            CHECK(context_of(t, k) == ctx);
+            for (unsigned prob_bits = kMinProbBits; prob_bits <= kMaxProbBits; ++prob_bits)
+                CHECK(context_offset(t, k, prob_bits) == (std::uint32_t{ctx} << prob_bits));
+        }
     }
 }

@@ -99,13 +99,12 @@ using WarpEncodeLanes = MemberEncodeLanes<WarpOps>;
 
 // One warp decodes one stream (the development self-test).
 // status: 1 clean end, 0 corrupt.
-__global__ void rans_decode_warp(const std::uint32_t* table, const std::uint32_t* ctx_off, unsigned prob_bits,
+__global__ void rans_decode_warp(const std::uint32_t* table, unsigned contexts, unsigned prob_bits,
                                  LaneLayout lay, const std::uint32_t* states, const std::uint16_t* words,
                                  std::uint64_t nwords, std::uint8_t* out, int* status) {
     RansDecodeArgs a;
     a.table = table;
-    a.ctx_off = ctx_off;
-    a.contexts = 0;  // not read by the lane loop
+    a.contexts = contexts;
     a.prob_bits = prob_bits;
     a.layout = lay;
     for (unsigned j = 0; j < kMaxLanes; ++j) a.states[j] = j < lay.lanes ? states[j] : kStateLow;
@@ -235,28 +234,26 @@ int rans_decode_lanes(const mans_backend_rans_stream* s, mans_backend_probe_resu
     const std::size_t table_bytes = (static_cast<std::size_t>(s->contexts) << s->prob_bits) * 4;
     const std::size_t word_bytes = (static_cast<std::size_t>(s->nwords) + kWordPadding) * 2;
     const std::size_t out_bytes = lay.slots() ? lay.slots() : 1;
-    DeviceBuffers<> b;
-    const std::size_t sizes[6] = {table_bytes, 256 * 4, kMaxLanes * 4, word_bytes, out_bytes, sizeof(int)};
+    DeviceBuffers<5> b;  // table, states, words, out, status
+    const std::size_t sizes[5] = {table_bytes, kMaxLanes * 4, word_bytes, out_bytes, sizeof(int)};
     using mans::gpu::kSuccess;
     mans::gpu::Error e = mans::gpu::set_device(0);
-    for (int i = 0; i < 6 && e == kSuccess; ++i) e = mans::gpu::malloc(&b.p[i], sizes[i]);
+    for (int i = 0; i < 5 && e == kSuccess; ++i) e = mans::gpu::malloc(&b.p[i], sizes[i]);
     if (e == kSuccess) e = mans::gpu::memcpy(b.p[0], s->table, table_bytes, mans::gpu::kHostToDevice);
-    if (e == kSuccess) e = mans::gpu::memcpy(b.p[1], s->ctx_off, 256 * 4, mans::gpu::kHostToDevice);
-    if (e == kSuccess) e = mans::gpu::memcpy(b.p[2], s->states, kMaxLanes * 4, mans::gpu::kHostToDevice);
-    if (e == kSuccess) e = mans::gpu::memcpy(b.p[3], s->words, word_bytes, mans::gpu::kHostToDevice);
+    if (e == kSuccess) e = mans::gpu::memcpy(b.p[1], s->states, kMaxLanes * 4, mans::gpu::kHostToDevice);
+    if (e == kSuccess) e = mans::gpu::memcpy(b.p[2], s->words, word_bytes, mans::gpu::kHostToDevice);
     if (e != kSuccess) {
         set_text(err, "device buffers", e);
         return -1;
     }
-    rans_decode_warp<<<1, kWarp>>>(static_cast<const std::uint32_t*>(b.p[0]), static_cast<const std::uint32_t*>(b.p[1]),
-                                s->prob_bits, lay, static_cast<const std::uint32_t*>(b.p[2]),
-                                static_cast<const std::uint16_t*>(b.p[3]), s->nwords,
-                                static_cast<std::uint8_t*>(b.p[4]), static_cast<int*>(b.p[5]));
+    rans_decode_warp<<<1, kWarp>>>(static_cast<const std::uint32_t*>(b.p[0]), s->contexts, s->prob_bits, lay,
+                                   static_cast<const std::uint32_t*>(b.p[1]), static_cast<const std::uint16_t*>(b.p[2]),
+                                   s->nwords, static_cast<std::uint8_t*>(b.p[3]), static_cast<int*>(b.p[4]));
     e = mans::gpu::last_error();
     if (e == kSuccess) e = mans::gpu::device_sync();
     int status = 0;
-    if (e == kSuccess) e = mans::gpu::memcpy(&status, b.p[5], sizeof status, mans::gpu::kDeviceToHost);
-    if (e == kSuccess && lay.slots()) e = mans::gpu::memcpy(s->out, b.p[4], lay.slots(), mans::gpu::kDeviceToHost);
+    if (e == kSuccess) e = mans::gpu::memcpy(&status, b.p[4], sizeof status, mans::gpu::kDeviceToHost);
+    if (e == kSuccess && lay.slots()) e = mans::gpu::memcpy(s->out, b.p[3], lay.slots(), mans::gpu::kDeviceToHost);
     if (e != kSuccess) {
         set_text(err, "rans_decode_warp", e);
         return -1;
@@ -285,8 +282,10 @@ std::size_t stack_for(Kernel* kernel, std::size_t floor) {
     const std::size_t need = static_cast<std::size_t>(fa.localSizeBytes);
     return need > floor ? need : floor;
 }
-constexpr std::size_t kDecodeStackBytes = 8 << 10;   // ptxas: 4,336 bytes
-constexpr std::size_t kEncodeStackBytes = 8 << 10;   // ptxas: 2.3 KiB
+// Floors with a margin over ptxas's frames (sm_90, ABI 9); the driver
+// reserves the limit for every resident thread, so it is not set higher.
+constexpr std::size_t kDecodeStackBytes = 2 << 10;   // ptxas: 512-736 bytes
+constexpr std::size_t kEncodeStackBytes = 4 << 10;   // ptxas: 1,600-1,888 bytes
 
 // ------------------------------------------------ host-memory calls (ABI 8)
 //

@@ -20,7 +20,9 @@
 // output loses; raw bits of bytes), which changes that agreement again;
 // ABI 8 lets encode_blocks and decode_blocks keep state from one window of
 // a stream to the next, until end_host_call (a module of ABI 7 would never
-// be told to give it back).
+// be told to give it back); ABI 9 drops rans_decode_lanes' context offset
+// table (contexts and prob_bits define it) and gives the decoder's
+// per-block scratch slices (block_scratch_bytes) the token mode's table.
 // Compatibility rule: the loader accepts only abi_version ==
 // MANS_BACKEND_ABI_VERSION. Any change to a signature or to the meaning of a
 // field bumps the version; appending a field only raises struct_size (the
@@ -39,7 +41,7 @@
 extern "C" {
 #endif
 
-#define MANS_BACKEND_ABI_VERSION 8u
+#define MANS_BACKEND_ABI_VERSION 9u
 #define MANS_BACKEND_ENTRY_SYMBOL "mans_backend_module_entry"
 
 /* Capability flags: operations the module implements with output identical
@@ -70,8 +72,7 @@ typedef struct mans_backend_probe_result {
  * RansDecodeArgs (entropy/rans.hpp), host pointers. */
 typedef struct mans_backend_rans_stream {
     const uint32_t* table;    /* contexts << prob_bits entries */
-    const uint32_t* ctx_off;  /* 256 entries */
-    uint32_t contexts;
+    uint32_t contexts;        /* 1, 2, 4 or 8 */
     uint32_t prob_bits;
     uint64_t tokens;          /* n */
     uint32_t lanes;           /* 1..32 */

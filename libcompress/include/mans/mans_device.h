@@ -31,7 +31,7 @@
  * buffer, so pass compressed sizes on to decompression only for chunks
  * that succeeded. The first call may wait for work queued on the device:
  * it raises the CUDA per-thread stack limit to what the kernels need
- * (8 KiB) once, and leaves it there.
+ * (2 KiB to decompress, 4 KiB to compress) once, and leaves it there.
  */
 #ifndef MANS_MANS_DEVICE_H
 #define MANS_MANS_DEVICE_H

@@ -58,8 +58,9 @@ MANS_HD bool dec_needs_word(std::uint32_t x) { return x < kStateLow; }
 
 // One whole decoder lane step, as the scalar loop and the GPU warp kernel
 // (backends/gpu) run it: look up the token of state x in the context's table
-// (ctx_off: the previous token's table offset, 0 at step 0), advance the
-// state and say whether a word must be pulled. The caller finds the word:
+// (ctx_off: its offset in the tables, context_offset() of the previous
+// token, 0 at step 0), advance the state and say whether a word must be
+// pulled. The caller finds the word:
 // the scalar loop at its cursor, a warp at cursor + the number of lower
 // lanes that also pull one (ballot), which is the same (step, lane) order.
 struct DecLaneStep {
@@ -79,13 +80,22 @@ MANS_HD std::uint32_t dec_refill(const DecLaneStep& s, std::uint16_t word) {
 
 // Context class of a token: its bit length capped at 7 (then at K-1).
 MANS_HD unsigned token_class8(unsigned tok) {
-    return tok >= 64 ? 7u : tok >= 32 ? 6u : tok >= 16 ? 5u : tok >= 8 ? 4u : tok >= 4 ? 3u : tok >= 2 ? 2u : tok;
+    const unsigned len = bit_length64(tok);  // a count-leading-zeros instruction
+    return len < 7 ? len : 7u;
 }
 
 // Context index of a token in a stream with `contexts` (1, 2, 4, 8) contexts.
 MANS_HD unsigned context_of(unsigned tok, unsigned contexts) {
     const unsigned c = token_class8(tok);
     return c < contexts ? c : contexts - 1;
+}
+
+// Offset of the decode table that follows token `prev` in a stream of
+// `contexts` tables of 2^prob_bits entries. Computed rather than looked up:
+// on a GPU a lookup table would be a per-thread array in local memory and
+// one more dependent load in every lane step.
+MANS_HD std::uint32_t context_offset(unsigned prev, unsigned contexts, unsigned prob_bits) {
+    return static_cast<std::uint32_t>(context_of(prev, contexts)) << prob_bits;
 }
 
 // Geometry of one token stream.
@@ -132,9 +142,9 @@ inline constexpr std::size_t kWordPadding = 64;
 
 struct RansEncodeArgs {
     const std::uint8_t* tokens;     // interleaved, layout.slots() entries
-    const EncSym* table;            // kMaxContexts x 256 entries
-    const std::uint8_t* ctx_of;     // 256 entries: context index of a token
-    unsigned contexts;              // K: ctx_of[t] = min(token_class8(t), K - 1)
+    const EncSym* table;            // kMaxContexts x 256 entries; after token t those
+                                    // of context_of(t, K)
+    unsigned contexts;              // K
     LaneLayout layout;
     std::uint16_t* words_end;       // words are written downwards from here;
                                     // at least layout.n + kWordPadding words below it
@@ -146,9 +156,9 @@ struct RansEncodeArgs {
 };
 
 struct RansDecodeArgs {
-    const std::uint32_t* table;     // K tables of (1 << prob_bits) entries
-    const std::uint32_t* ctx_off;   // 256 entries: table offset for a previous token
-    unsigned contexts;              // K: ctx_off[t] = min(token_class8(t), K - 1) << prob_bits
+    const std::uint32_t* table;     // K tables of (1 << prob_bits) entries; after token t
+                                    // the table at context_offset(t, K, prob_bits)
+    unsigned contexts;              // K
     unsigned prob_bits;
     LaneLayout layout;
     std::uint32_t states[kMaxLanes];
@@ -178,7 +188,7 @@ MANS_HD_CALL void rans_encode_steps_scalar(const RansEncodeArgs& a, std::size_t 
         const std::uint8_t* row = a.tokens + t * lay.lanes;
         const std::uint8_t* prev = t ? row - lay.lanes : nullptr;
         for (unsigned j = active; j-- > 0;) {
-            const unsigned ctx = prev ? a.ctx_of[prev[j]] : 0;
+            const unsigned ctx = prev ? context_of(prev[j], a.contexts) : 0;
             const EncSym& s = a.table[ctx * 256 + row[j]];
             // Branch-free renormalisation: the store is harmless when unused.
             const std::uint32_t xv = x[j];
@@ -211,7 +221,7 @@ MANS_HD_CALL bool rans_decode_steps_scalar(const RansDecodeArgs& a, std::size_t 
         std::uint8_t* row = a.out + t * lay.lanes;
         const std::uint8_t* prev = t ? row - lay.lanes : nullptr;
         for (unsigned j = 0; j < active; ++j) {
-            const std::uint32_t off = prev ? a.ctx_off[prev[j]] : 0;
+            const std::uint32_t off = prev ? context_offset(prev[j], a.contexts, a.prob_bits) : 0;
             const DecLaneStep s = dec_lane_step(x[j], a.table, off, a.prob_bits);
             row[j] = static_cast<std::uint8_t>(s.token);
             // Branch-free refill; reads stay within the padding and the
@@ -253,13 +263,16 @@ MANS_HD bool rans_decode_as_member(const RansDecodeArgs& a, unsigned lane, const
     std::size_t rd = 0;
     const std::uint64_t lower = (std::uint64_t{1} << lane) - 1;
     bool ok = true;
-    // Each lane reads back only its own previous token.
+    // The context comes from the lane's own previous token, kept in a
+    // register: reading it back from `out` would put a load of memory just
+    // written (on a GPU, through L2) into every step's dependency chain.
+    std::uint32_t off = 0;  // step 0's table
     for (std::size_t t = 0; t < lay.seg && ok; ++t) {
         const bool active = lane < lay.active_at(t);
         DecLaneStep s{0, x, false};
         if (active) {
-            const std::uint32_t off = t ? a.ctx_off[a.out[(t - 1) * lay.lanes + lane]] : 0;
             s = dec_lane_step(x, a.table, off, a.prob_bits);
+            off = context_offset(s.token, a.contexts, a.prob_bits);
         }
         const std::uint64_t pulls = ballot(active && s.needs_word);
         // rd <= nwords here and at most 31 lower lanes pull: inside the
@@ -298,7 +311,7 @@ MANS_HD MemberEncodeResult rans_encode_as_member(const RansEncodeArgs& a, unsign
         bool out = false;
         if (active) {
             const std::uint8_t* row = a.tokens + t * lay.lanes;
-            const unsigned ctx = t ? a.ctx_of[(row - lay.lanes)[lane]] : 0;
+            const unsigned ctx = t ? context_of((row - lay.lanes)[lane], a.contexts) : 0;
             s = a.table[ctx * 256 + row[lane]];
             out = enc_needs_word(x, s);
         }

@@ -179,13 +179,16 @@ MANS_HD_CALL void build_enc_table(const FreqTable& t, unsigned prob_bits, EncSym
 
 // Decoder side, shared with the GPU decoder (MANS_HD). read_freq_table
 // checks every field: symbol list or bitmap, each frequency, and the sum.
+// The symbols present are first marked in t->q itself (no second 256-entry
+// array: on a GPU it would be local memory).
 MANS_HD_CALL bool read_freq_table(ByteReader& r, unsigned prob_bits, FreqTable* t) {
     const std::uint32_t M = 1u << prob_bits;
     std::uint8_t nsym_m1 = 0;
     if (!r.read(&nsym_m1)) return false;
     const unsigned nsym = nsym_m1 + 1u;
     if (nsym > M) return false;
-    bool present[256] = {};
+    for (unsigned s = 0; s < 256; ++s) t->q[s] = 0;
+    unsigned last = 0;  // the largest symbol present
     if (nsym <= kListMaxSymbols) {
         int prev = -1;
         for (unsigned i = 0; i < nsym; ++i) {
@@ -193,26 +196,25 @@ MANS_HD_CALL bool read_freq_table(ByteReader& r, unsigned prob_bits, FreqTable* 
             if (!r.read(&gap)) return false;
             const int s = prev + 1 + gap;
             if (s > 255) return false;
-            present[s] = true;
+            t->q[s] = 1;
             prev = s;
         }
+        last = static_cast<unsigned>(prev);
     } else {
         const std::uint8_t* bitmap = nullptr;
         if (!r.take(32, &bitmap)) return false;
         unsigned count = 0;
         for (unsigned s = 0; s < 256; ++s) {
-            present[s] = (bitmap[s >> 3] >> (s & 7)) & 1;
-            count += present[s];
+            const unsigned present = (bitmap[s >> 3] >> (s & 7)) & 1;
+            t->q[s] = present;
+            count += present;
+            if (present) last = s;
         }
         if (count != nsym) return false;
     }
-    unsigned last = 0;
-    for (unsigned s = 0; s < 256; ++s)
-        if (present[s]) last = s;
     std::uint64_t sum = 0;
-    for (unsigned s = 0; s < 256; ++s) {
-        t->q[s] = 0;
-        if (!present[s] || s == last) continue;
+    for (unsigned s = 0; s < last; ++s) {
+        if (t->q[s] == 0) continue;
         std::uint32_t qm1 = 0;
         if (!r.read_varint(&qm1, 2) || qm1 >= M) return false;
         t->q[s] = qm1 + 1;

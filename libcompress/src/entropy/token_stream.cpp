@@ -25,8 +25,9 @@ bool decode_token_stream(ByteReader& r, std::size_t n, const RansKernels& kernel
                          LaneLayout* layout) {
     sc.dec.resize(static_cast<std::size_t>(kMaxContexts) << kMaxProbBits);
     sc.words.resize(n + kWordPadding);
+    sc.freq.resize(1);
     out.resize(token_buffer_entries(n));
-    const TokenDecodeBuffers b{sc.dec.data(), sc.words.data(), out.data()};
+    const TokenDecodeBuffers b{sc.dec.data(), sc.words.data(), out.data(), sc.freq.data()};
     return decode_token_stream_into(
         r, n, [&](const RansDecodeArgs& a) { return kernels.decode(a); }, b, layout);
 }

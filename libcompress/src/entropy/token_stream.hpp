@@ -22,6 +22,7 @@ struct TokenStreamScratch {
     std::vector<std::uint16_t> words;
     std::vector<EncSym> enc;          // kMaxContexts * 256
     std::vector<std::uint32_t> dec;   // kMaxContexts << kMaxProbBits
+    std::vector<FreqTable> freq;      // one, while a stream's tables are read
     std::vector<StreamWork> work;     // one
 };
 

@@ -29,6 +29,7 @@ struct TokenDecodeBuffers {
     std::uint32_t* dec_table;  // kMaxContexts << kMaxProbBits entries
     std::uint16_t* words;      // n + kWordPadding entries (aligned copy of the words)
     std::uint8_t* tokens;      // token_buffer_entries(n) entries
+    FreqTable* freq;           // one: the context table being read
 };
 
 // Reads a stream of n tokens from r, leaving the tokens in interleaved order
@@ -49,20 +50,26 @@ MANS_HD_CALL bool decode_token_stream_into(ByteReader& r, std::size_t n, const L
     const LaneLayout lay = LaneLayout::make(n, lanes);
 
     for (unsigned c = 0; c < contexts; ++c) {
-        FreqTable t;
-        if (!read_freq_table(r, bits, &t)) return false;
+        // One member reads the frequencies into the team's b.freq; the
+        // others skip the bytes it read. Then each builds its share of the
+        // context's decode table.
+        constexpr std::uint64_t kBadTable = ~std::uint64_t{0};
+        const std::uint64_t table_bytes = team_single(team, [&]() -> std::uint64_t {
+            ByteReader tr = r;
+            if (!read_freq_table(tr, bits, b.freq)) return kBadTable;
+            return r.remaining() - tr.remaining();
+        });
+        const std::uint8_t* skipped = nullptr;
+        if (table_bytes == kBadTable || !r.take(static_cast<std::size_t>(table_bytes), &skipped)) return false;
         std::uint32_t* table = b.dec_table + (static_cast<std::size_t>(c) << bits);
         team.for_ranks([&](unsigned k) {
             const RankSpan part = rank_span(k, team.size(), std::uint64_t{1} << bits);
-            build_dec_table(t, table, static_cast<std::uint32_t>(part.begin), static_cast<std::uint32_t>(part.end));
+            build_dec_table(*b.freq, table, static_cast<std::uint32_t>(part.begin),
+                            static_cast<std::uint32_t>(part.end));
         });
     }
-    std::uint32_t ctx_off[256];
-    for (unsigned s = 0; s < 256; ++s) ctx_off[s] = context_of(s, contexts) << bits;
-
     RansDecodeArgs args;
     args.table = b.dec_table;
-    args.ctx_off = ctx_off;
     args.contexts = contexts;
     args.prob_bits = bits;
     args.layout = lay;

@@ -272,13 +272,9 @@ MANS_HD_CALL bool encode_token_stream_into(const std::uint8_t* tokens, const Lan
     const StreamTables chosen = team_choose_stream_tables(team, w, b.enc);
     const unsigned best_k = chosen.contexts, best_bits = chosen.prob_bits;
     const FreqTable* tables = chosen.tables;
-    std::uint8_t ctx_of[256];
-    for (unsigned s = 0; s < 256; ++s) ctx_of[s] = static_cast<std::uint8_t>(context_of(s, best_k));
-
     RansEncodeArgs args;
     args.tokens = tokens;
     args.table = b.enc;
-    args.ctx_of = ctx_of;
     args.contexts = best_k;
     args.layout = lay;
     args.words_end = b.words + lay.n + kWordPadding;

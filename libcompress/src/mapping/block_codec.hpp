@@ -29,6 +29,7 @@ struct BlockScratch {
     std::vector<std::uint32_t> index;   // dictionary mode: index of each element
     std::vector<std::uint32_t> value_map;  // dictionary mode, 16-bit values: value -> index
     std::vector<std::uint64_t> sorted;     // dictionary mode, wider values, in a team (unused by one thread)
+    std::vector<HybridTokenInfo> token_info;  // token mode's decode table (kHybridTokenInfoEntries)
     std::vector<EncodeWork> work;           // one, made by the first encode
 };
 

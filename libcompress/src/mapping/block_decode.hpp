@@ -103,28 +103,39 @@ MANS_HD bool team_raw_bit_lanes(const Team& team, const LaneLayout& lay, const s
     });
 }
 
+// What a hybrid token means (hybrid_untoken): the value's bits above its
+// raw bits, how many raw bits follow, and whether the token is valid.
+struct HybridTokenInfo {
+    std::uint64_t base;
+    std::uint32_t nraw;
+    std::uint32_t ok;
+};
+inline constexpr unsigned kHybridTokenInfoEntries = 256;
+
 // Inverse of tokenize_hybrid_lane (hybrid_tokens.hpp). A team member decodes
 // whole lanes, from the raw bits of the lanes before its first one, which a
 // first pass sums from the tokens (a token says how many raw bits follow).
+// `info`: kHybridTokenInfoEntries entries of scratch, filled here by the
+// team. It is not a per-thread array because on a GPU that would be 4 KiB
+// of local memory in every lane of the warp, built 32 times.
 template <typename U, Predictor kPred, typename Team>
 MANS_HD_CALL bool reconstruct_hybrid(const Team& team, const std::uint8_t* tokens, const LaneLayout& lay,
                                      std::uint64_t flip, std::uint64_t center, HybridSplit split,
-                                     const std::uint8_t* bits, std::uint32_t len, std::uint8_t* y) {
+                                     const std::uint8_t* bits, std::uint32_t len, std::uint8_t* y,
+                                     HybridTokenInfo* info) {
     using E = Elem<U>;
-    // Per-token base value and raw-bit count; invalid tokens flagged.
-    struct TokenInfo {
-        std::uint64_t base;
-        std::uint32_t nraw;
-        std::uint32_t ok;
-    };
-    TokenInfo info[256] = {};
-    for (unsigned t = 0; t < 256; ++t) {
-        unsigned nr = 0;
-        info[t].ok = hybrid_untoken(t, split, E::B, &info[t].base, &nr);
-        info[t].nraw = nr;
-    }
     const unsigned repeat_tok = hybrid_token_count(split, E::B);
-    if (kPred == Predictor::center_repeat) info[repeat_tok] = {0, 0, 1};
+    team.for_ranks([&](unsigned r) {
+        for (unsigned t = r; t < kHybridTokenInfoEntries; t += team.size()) {
+            HybridTokenInfo ti{0, 0, 1};
+            if (kPred != Predictor::center_repeat || t != repeat_tok) {
+                unsigned nr = 0;
+                ti.ok = hybrid_untoken(t, split, E::B, &ti.base, &nr);
+                ti.nraw = nr;
+            }
+            info[t] = ti;
+        }
+    });
     std::uint64_t* lane_bits = team_region(team, kTeamLaneValues);  // size() > 1 only
     if (team.size() > 1)
         team.for_ranks([&](unsigned r) {
@@ -149,7 +160,7 @@ MANS_HD_CALL bool reconstruct_hybrid(const Team& team, const std::uint8_t* token
             std::uint64_t prev = center;  // a lane's first element refers to the center
             for (std::size_t t = 0; t < lane_len; ++t) {
                 const unsigned tk = src[t * lay.lanes];
-                const TokenInfo ti = info[tk];
+                const HybridTokenInfo ti = info[tk];
                 all_ok &= ti.ok;
                 const std::uint64_t v = ti.base | (E::B > 32 ? br.get_wide(ti.nraw) : br.get(ti.nraw));
                 std::uint64_t u =
@@ -169,6 +180,7 @@ struct FixedBlockScratch {
     TokenDecodeBuffers buffers;
     std::uint64_t* dict_values;  // max_n entries
     std::uint32_t* index_values; // max_n entries
+    HybridTokenInfo* token_info; // kHybridTokenInfoEntries entries
     std::size_t max_n;
 
     MANS_HD bool stream(std::size_t n, TokenDecodeBuffers* b) const {
@@ -177,13 +189,15 @@ struct FixedBlockScratch {
     }
     MANS_HD std::uint64_t* dict(std::size_t count) const { return count <= max_n ? dict_values : nullptr; }
     MANS_HD std::uint32_t* index(std::size_t n) const { return n <= max_n ? index_values : nullptr; }
+    MANS_HD HybridTokenInfo* hybrid_token_info() const { return token_info; }
 };
 
 // Bytes of one FixedBlockScratch, each part 16-byte aligned, in the order
-// dec_table, dict, index, words, tokens.
+// dec_table, freq, token_info, dict, index, words, tokens.
 MANS_HD std::size_t align16(std::size_t v) { return (v + 15) & ~std::size_t{15}; }
 MANS_HD std::size_t block_scratch_bytes(std::size_t max_n) {
-    return align16((std::size_t{kMaxContexts} << kMaxProbBits) * 4) + align16(max_n * 8) + align16(max_n * 4) +
+    return align16((std::size_t{kMaxContexts} << kMaxProbBits) * 4) + align16(sizeof(FreqTable)) +
+           align16(kHybridTokenInfoEntries * sizeof(HybridTokenInfo)) + align16(max_n * 8) + align16(max_n * 4) +
            align16((max_n + kWordPadding) * 2) + align16(token_buffer_entries(max_n));
 }
 MANS_HD FixedBlockScratch carve_block_scratch(std::uint8_t* base, std::size_t max_n) {
@@ -191,6 +205,10 @@ MANS_HD FixedBlockScratch carve_block_scratch(std::uint8_t* base, std::size_t ma
     std::uint8_t* p = base;
     s.buffers.dec_table = reinterpret_cast<std::uint32_t*>(p);
     p += align16((std::size_t{kMaxContexts} << kMaxProbBits) * 4);
+    s.buffers.freq = reinterpret_cast<FreqTable*>(p);
+    p += align16(sizeof(FreqTable));
+    s.token_info = reinterpret_cast<HybridTokenInfo*>(p);
+    p += align16(kHybridTokenInfoEntries * sizeof(HybridTokenInfo));
     s.dict_values = reinterpret_cast<std::uint64_t*>(p);
     p += align16(max_n * 8);
     s.index_values = reinterpret_cast<std::uint32_t*>(p);
@@ -279,7 +297,8 @@ private:
         std::uint32_t len = 0;
         if (!get_tokens_and_bits(&lay, &bits, &len)) return false;
         return with_predictor(static_cast<Predictor>(pred), [&](auto p) {
-            return reconstruct_hybrid<U, decltype(p)::value>(team_, tokens_, lay, flip_, c, split, bits, len, y_);
+            return reconstruct_hybrid<U, decltype(p)::value>(team_, tokens_, lay, flip_, c, split, bits, len, y_,
+                                                             sc_.hybrid_token_info());
         });
     }
 

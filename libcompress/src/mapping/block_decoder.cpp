@@ -15,9 +15,10 @@ struct VectorBlockScratch {
 
     bool stream(std::size_t n, TokenDecodeBuffers* b) const {
         sc.stream.dec.resize(std::size_t{kMaxContexts} << kMaxProbBits);
+        sc.stream.freq.resize(1);
         if (sc.stream.words.size() < n + kWordPadding) sc.stream.words.resize(n + kWordPadding);
         if (sc.tokens.size() < token_buffer_entries(n)) sc.tokens.resize(token_buffer_entries(n));
-        *b = {sc.stream.dec.data(), sc.stream.words.data(), sc.tokens.data()};
+        *b = {sc.stream.dec.data(), sc.stream.words.data(), sc.tokens.data(), sc.stream.freq.data()};
         return true;
     }
     std::uint64_t* dict(std::size_t count) const {
@@ -27,6 +28,10 @@ struct VectorBlockScratch {
     std::uint32_t* index(std::size_t n) const {
         if (sc.index.size() < n) sc.index.resize(n);
         return sc.index.data();
+    }
+    HybridTokenInfo* hybrid_token_info() const {
+        sc.token_info.resize(kHybridTokenInfoEntries);
+        return sc.token_info.data();
     }
 };
 
