@@ -32,13 +32,21 @@ struct Decoded {
 };
 
 // Decodes with a team of `size` ranks in fixed scratch and shared words
-// that hold garbage, as on a GPU; one guard byte after the output.
-Decoded decode_as_team(DType dt, const Bytes& payload, std::size_t n, unsigned size, bool reverse) {
+// that hold garbage, as on a GPU; one guard byte after the output. The
+// scratch is sized for exactly this block: for n elements of its type (the
+// host-memory API's slices) or for a block of any type of its bytes (the
+// device API's), so a part sized too small fails the block or writes past
+// the vector (ASan); or for one byte less.
+enum class Slice { per_type, any_type, any_type_one_short };
+Decoded decode_as_team(DType dt, const Bytes& payload, std::size_t n, unsigned size, bool reverse,
+                       Slice shape = Slice::per_type) {
     const std::size_t esize = mans::dtype_size(dt);
-    std::vector<std::uint8_t> scratch(block_scratch_bytes(n) + 16, 0xA5);
+    const std::size_t slice_n = shape == Slice::per_type ? n : n * esize - (shape == Slice::any_type_one_short);
+    const unsigned slice_esize = shape == Slice::per_type ? static_cast<unsigned>(esize) : 1u;
+    std::vector<std::uint8_t> scratch(block_scratch_bytes(slice_n, slice_esize) + 16, 0xA5);
     auto* base = reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(scratch.data()) + 15) &
                                                  ~std::uintptr_t{15});
-    const FixedBlockScratch sc = carve_block_scratch(base, n);
+    const FixedBlockScratch sc = carve_block_scratch(base, slice_n, slice_esize);
     std::uint64_t area[kTeamSharedWords];
     for (std::uint64_t& w : area) w = 0xA5A5A5A5A5A5A5A5ull;
     Decoded d{Errc::ok, Bytes(n * esize + 1, 0xEE)};
@@ -88,10 +96,10 @@ struct ThreadLanes {
 
 Decoded decode_as_thread_team(DType dt, const Bytes& payload, std::size_t n, unsigned size) {
     const std::size_t esize = mans::dtype_size(dt);
-    std::vector<std::uint8_t> scratch(block_scratch_bytes(n) + 16, 0xA5);
+    std::vector<std::uint8_t> scratch(block_scratch_bytes(n, static_cast<unsigned>(esize)) + 16, 0xA5);
     auto* base = reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(scratch.data()) + 15) &
                                                  ~std::uintptr_t{15});
-    const FixedBlockScratch sc = carve_block_scratch(base, n);
+    const FixedBlockScratch sc = carve_block_scratch(base, n, static_cast<unsigned>(esize));
     ThreadTeamState st(size);
     Decoded d{Errc::ok, Bytes(n * esize + 1, 0xEE)};
     std::vector<Errc> member(size, Errc::internal);
@@ -180,6 +188,9 @@ TEST_CASE("a team decodes every block mapping as the CPU backend does", "[team][
             CHECK((team.out == cpu.out));  // the guard byte too
             ++decodes;
         }
+        const Decoded any = decode_as_team(dt, payload, n, 32, false, Slice::any_type);
+        CHECK(any.e == Errc::ok);
+        CHECK((any.out == cpu.out));
     });
     // Every mapping was decoded by teams (modes 0..5).
     for (int m = 0; m <= 5; ++m) {
@@ -187,6 +198,41 @@ TEST_CASE("a team decodes every block mapping as the CPU backend does", "[team][
         CHECK(by_mode[m] > 10);
     }
     std::printf("  team decodes: %zu, all equal to the CPU backend's\n", decodes);
+}
+
+TEST_CASE("scratch slices sized by element size hold the largest dictionaries", "[team][one_thread]") {
+    // A full default block in dictionary mode with an entry per element
+    // (FORMAT.md 2.4: the values 0..n-1, then a stored u32 block of indices,
+    // a permutation), the most a slice's dictionary and index parts must
+    // hold. No encoder writes it (stored is shorter), but a decoder must
+    // take it as the CPU does.
+    for (DType dt : {DType::u16, DType::i32, DType::u64}) {
+        const std::size_t esize = mans::dtype_size(dt), n = mans::kDefaultBlockBytes / esize;
+        Bytes payload{static_cast<std::uint8_t>(BlockMode::dictionary)};
+        for (std::uint64_t v = n - 1; ; v >>= 7) {  // count - 1, LEB128
+            payload.push_back(static_cast<std::uint8_t>((v & 0x7f) | (v > 0x7f ? 0x80 : 0)));
+            if (v <= 0x7f) break;
+        }
+        payload.insert(payload.end(), esize, 0);  // first value 0
+        payload.insert(payload.end(), n - 1, 0);  // gaps of 1
+        payload.push_back(static_cast<std::uint8_t>(BlockMode::stored));
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::uint32_t k = static_cast<std::uint32_t>((i * 40503u) & (n - 1));  // n is a power of 2
+            for (int b = 0; b < 4; ++b) payload.push_back(static_cast<std::uint8_t>(k >> (8 * b)));
+        }
+        INFO(mans::dtype_name(dt));
+        const Decoded cpu = decode_on_cpu(dt, payload, n);
+        REQUIRE(cpu.e == Errc::ok);
+        for (Slice shape : {Slice::per_type, Slice::any_type}) {
+            const Decoded d = decode_as_team(dt, payload, n, 32, false, shape);
+            CHECK(d.e == Errc::ok);
+            CHECK((d.out == cpu.out));
+        }
+        // A slice one byte short of the block: its dictionary is refused.
+        const Decoded short_slice = decode_as_team(dt, payload, n, 32, false, Slice::any_type_one_short);
+        CHECK(short_slice.e == Errc::corrupt_block);
+        CHECK(short_slice.out.back() == 0xEE);
+    }
 }
 
 TEST_CASE("a team gives the CPU backend's status on damaged payloads", "[team][one_thread]") {

@@ -138,7 +138,7 @@ public:
     // flight as kRansTempBudget of scratch slices hold.
     Errc rans_decode(mans_backend_chunk_batch* a) {
         if (!decode_) return Errc::backend_unavailable;
-        const std::uint64_t slice = mans::detail::block_scratch_bytes(static_cast<std::size_t>(a->max_block_bytes));
+        const std::uint64_t slice = mans::detail::block_scratch_bytes(static_cast<std::size_t>(a->max_block_bytes), 1);
         std::uint64_t wave = slice ? kRansTempBudget / slice : 1;
         wave = wave < 1 ? 1 : wave > mans::detail::kChunkWaveBlocks ? mans::detail::kChunkWaveBlocks : wave;
         MANS_RETURN_IF_ERROR(mans::detail::prism::bind_rans_decode(*this, a, wave));

@@ -476,7 +476,7 @@ int decode_blocks(const mans_backend_block_batch* h, mans_backend_probe_result* 
         if (err) std::snprintf(err->text, sizeof err->text, "invalid block batch");
         return -1;
     }
-    const std::size_t slice = align16(block_scratch_bytes(static_cast<std::size_t>(h->block_elems)));
+    const std::size_t slice = align16(block_scratch_bytes(static_cast<std::size_t>(h->block_elems), esize));
     const std::size_t in_bytes = static_cast<std::size_t>(h->payload_bytes) + 16;
     const std::size_t offsets_bytes = static_cast<std::size_t>(h->blocks + 1) * 8;
     const std::size_t dst_bytes = static_cast<std::size_t>(wave_elems(*h, Wave{0, h->blocks}) * esize);
@@ -589,6 +589,29 @@ __global__ void chunk_finish_decode(mans_backend_chunk_batch a, ChunkDecodeLayou
     if (c < a.chunks) finish_chunk_decode(a, l, c);
 }
 
+// Blocks in flight for a kernel whose warp w codes blocks w, w + wave, ...
+// (decode_chunk_blocks_strided, encode_chunk_blocks_strided): at most the
+// warps the device holds at once. Warps beyond those would start their
+// whole lists only when resident ones had finished theirs. 8,192 blocks
+// (1 GiB of u16) where 1,584 warps fit (12 per SM of the decode kernel, by
+// its 130 registers, on an H200's 132): 1,024 warps decode 8 blocks each
+// one after the other, 2,048 warps 4 + 4 (two rounds of warps), 1,584
+// warps at most 6. Unmeasured (no GPU here); the temp's unused slices stay
+// unused. Without an answer from the runtime the wave stays as the temp
+// allows.
+template <typename Kernel>
+std::uint64_t cap_at_resident_warps(Kernel* kernel, std::uint64_t wave) {
+    int dev = 0, groups = 0, units = 0;
+    if (mans::gpu::get_device(&dev) != mans::gpu::kSuccess ||
+        mans::gpu::resident_groups(&groups, kernel, static_cast<int>(kWarpsPerGroup * kWarp)) != mans::gpu::kSuccess ||
+        mans::gpu::multiprocessors(&units, dev) != mans::gpu::kSuccess || groups <= 0 || units <= 0) {
+        (void)mans::gpu::last_error();  // not left for the launch checks to find
+        return wave;
+    }
+    const std::uint64_t resident = static_cast<std::uint64_t>(groups) * static_cast<std::uint64_t>(units) * kWarpsPerGroup;
+    return wave < resident ? wave : resident;
+}
+
 // Launches of at most 2^31 - 1 groups (the grid's x limit) for `items`
 // threads, or warps with kWarpsPerGroup.
 bool grid_fits(std::uint64_t items, std::uint64_t per_group = kThreadsPerGroup) {
@@ -602,7 +625,8 @@ int chunk_fail(mans_backend_probe_result* err, const char* what, mans::gpu::Erro
 
 int chunk_decode(const mans_backend_chunk_batch* a, mans_backend_probe_result* err) {
     if (a && a->struct_size >= sizeof(mans_backend_chunk_batch) && a->chunks == 0) return 0;  // no launch of 0 groups
-    const std::uint64_t wave = a && a->struct_size >= sizeof(mans_backend_chunk_batch) ? chunk_decode_wave(*a) : 0;
+    const std::uint64_t temp_wave = a && a->struct_size >= sizeof(mans_backend_chunk_batch) ? chunk_decode_wave(*a) : 0;
+    const std::uint64_t wave = temp_wave ? cap_at_resident_warps(chunk_decode_blocks, temp_wave) : 0;
     if (wave == 0) {
         if (err) std::snprintf(err->text, sizeof err->text, "invalid chunk batch or temp too small");
         return -1;
@@ -678,7 +702,8 @@ ChunkEncodeKernel chunk_encode_kernel_for(unsigned esize) {
 int chunk_encode(const mans_backend_chunk_batch* a, mans_backend_probe_result* err) {
     if (a && a->struct_size >= sizeof(mans_backend_chunk_batch) && a->chunks == 0) return 0;  // no launch of 0 groups
     const unsigned esize = a ? elem_bytes(static_cast<mans::DType>(a->dtype)) : 0;
-    const std::uint64_t wave = esize && a->block_elems ? chunk_encode_wave(esize, *a) : 0;
+    const std::uint64_t temp_wave = esize && a->block_elems ? chunk_encode_wave(esize, *a) : 0;
+    const std::uint64_t wave = temp_wave ? cap_at_resident_warps(chunk_encode_kernel_for(esize), temp_wave) : 0;
     const ChunkEncodeLayout l = chunk_encode_layout(esize, a ? a->block_elems : 0, a ? a->chunks : 0,
                                                     a ? a->max_in_bytes : 0, wave);
     if (!a || a->struct_size < sizeof(mans_backend_chunk_batch) || esize == 0 || a->block_elems == 0 ||

@@ -43,6 +43,12 @@ inline Error last_error() { return hipGetLastError(); }
 inline const char* error_string(Error e) { return hipGetErrorString(e); }
 template <typename F>
 inline Error func_attributes(FuncAttributes* a, F* f) { return hipFuncGetAttributes(a, reinterpret_cast<const void*>(f)); }
+// Thread blocks of `threads` threads of kernel f that one compute unit holds at once.
+template <typename F>
+inline Error resident_groups(int* groups, F* f, int threads) {
+    return hipOccupancyMaxActiveBlocksPerMultiprocessor(groups, reinterpret_cast<const void*>(f), threads, 0);
+}
+inline Error multiprocessors(int* n, int dev) { return hipDeviceGetAttribute(n, hipDeviceAttributeMultiprocessorCount, dev); }
 // "gfx90a:sramecc+:xnack-" etc.
 inline const char* arch_name(const DeviceProp& p) { return p.gcnArchName; }
 }  // namespace mans::gpu
@@ -108,6 +114,12 @@ inline Error last_error() { return cudaGetLastError(); }
 inline const char* error_string(Error e) { return cudaGetErrorString(e); }
 template <typename F>
 inline Error func_attributes(FuncAttributes* a, F* f) { return cudaFuncGetAttributes(a, f); }
+// Thread blocks of `threads` threads of kernel f that one SM holds at once.
+template <typename F>
+inline Error resident_groups(int* groups, F* f, int threads) {
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(groups, f, threads, 0);
+}
+inline Error multiprocessors(int* n, int dev) { return cudaDeviceGetAttribute(n, cudaDevAttrMultiProcessorCount, dev); }
 inline const char* arch_name(const DeviceProp&) { return nullptr; }  // use major/minor
 }  // namespace mans::gpu
 #define MANS_GPU_WARP_SIZE 32

@@ -177,7 +177,7 @@ int decode_blocks(const mans_backend_block_batch* batch, mans_backend_probe_resu
     dev.dst = device_area(c.out, static_cast<std::size_t>(d::wave_elems(*batch, d::Wave{0, batch->blocks}) * esize));
     dev.status = device_area<std::int32_t>(c.status, static_cast<std::size_t>(batch->blocks) * 4);
     std::uint64_t area[d::kTeamSharedWords];
-    const std::size_t slice = d::block_scratch_bytes(batch->block_elems);
+    const std::size_t slice = d::block_scratch_bytes(batch->block_elems, esize);
     run_waves(
         c, *batch, [&](const d::Wave& w) { d::decode_wave_in(*batch, dev, w, HostCopy{}); },
         [&](std::uint64_t b) {
@@ -276,7 +276,8 @@ int fail(mans_backend_probe_result* err) {
 int decode_blocks(const mans_backend_block_batch* batch, mans_backend_probe_result* err) {
     window_call();  // a failed window opens the call too, as on a GPU
     if (batch->blocks > 8) return fail(err);
-    std::vector<unsigned char> scratch((mans::detail::block_scratch_bytes(batch->block_elems) + 32));
+    const unsigned esize = mans::detail::elem_bytes(static_cast<mans::DType>(batch->dtype));
+    std::vector<unsigned char> scratch((mans::detail::block_scratch_bytes(batch->block_elems, esize) + 32));
     auto* slice = reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(scratch.data()) + 15) & ~std::uintptr_t{15});
     for (std::uint64_t b = 0; b < batch->blocks; ++b) batch->status[b] = mans::detail::decode_batch_block(*batch, b, slice);
     return 0;

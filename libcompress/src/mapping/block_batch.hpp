@@ -56,7 +56,7 @@ MANS_HD std::uint64_t batch_block_elems(const Batch& batch, std::uint64_t b) {
 }
 
 // Decodes block b into its place in batch.dst using `scratch`
-// (block_scratch_bytes(batch.block_elems) bytes, 16-byte aligned) and
+// (block_scratch_bytes(batch.block_elems, element bytes), 16-byte aligned) and
 // returns its mans_status, with every member of `team` (core/team.hpp)
 // calling it alike and `lanes` its rANS lane loop. The pointers are in the
 // memory the caller runs in (device memory in a kernel).
@@ -70,7 +70,7 @@ MANS_HD std::int32_t decode_batch_block(const mans_backend_block_batch& batch, s
     const std::uint64_t begin = batch.offsets[b], end = batch.offsets[b + 1];
     if (begin > end || end > batch.payload_bytes) return MANS_ERR_INTERNAL;  // the core checked these
     const std::size_t n = static_cast<std::size_t>(batch_block_elems(batch, b));
-    const FixedBlockScratch sc = carve_block_scratch(scratch, static_cast<std::size_t>(batch.block_elems));
+    const FixedBlockScratch sc = carve_block_scratch(scratch, static_cast<std::size_t>(batch.block_elems), esize);
     const Errc e = decode_block_payload(dtype, batch.payloads + begin, static_cast<std::size_t>(end - begin), n,
                                         batch.dst + b * batch.block_elems * esize, lanes, sc, team);
     return static_cast<std::int32_t>(e);

@@ -26,6 +26,7 @@ struct BlockScratch {
     std::vector<std::uint8_t> bits;
     std::vector<std::uint64_t> sample;
     std::vector<std::uint64_t> dict;    // dictionary mode: sorted distinct values
+    std::vector<std::uint8_t> dict_area;  // decoding them: in the block's type
     std::vector<std::uint32_t> index;   // dictionary mode: index of each element
     std::vector<std::uint32_t> value_map;  // dictionary mode, 16-bit values: value -> index
     std::vector<std::uint64_t> sorted;     // dictionary mode, wider values, in a team (unused by one thread)

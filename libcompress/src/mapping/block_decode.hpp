@@ -174,49 +174,75 @@ MANS_HD_CALL bool reconstruct_hybrid(const Team& team, const std::uint8_t* token
     });
 }
 
-// Scratch for blocks of up to `max_n` elements in caller-owned memory (the
-// GPU's per-block slices). Sizes: block_scratch_bytes(max_n).
+// Scratch in caller-owned memory (the GPU's per-block slices) for blocks
+// of up to `max_n` elements of `esize` bytes, or with esize 1 for blocks of
+// any type of up to max_n bytes (the device API, which learns a stream's
+// type from its header). Sizes: block_scratch_bytes(max_n, esize).
 struct FixedBlockScratch {
     TokenDecodeBuffers buffers;
-    std::uint64_t* dict_values;  // max_n entries
-    std::uint32_t* index_values; // max_n entries
-    HybridTokenInfo* token_info; // kHybridTokenInfoEntries entries
-    std::size_t max_n;
+    std::uint8_t* dict_area;      // dict_bytes: the dictionary, in the block's type
+    std::uint32_t* index_values;  // index_entries entries
+    HybridTokenInfo* token_info;  // kHybridTokenInfoEntries entries
+    std::size_t max_n, dict_bytes, index_entries;
 
     MANS_HD bool stream(std::size_t n, TokenDecodeBuffers* b) const {
         *b = buffers;
         return n <= max_n;
     }
-    MANS_HD std::uint64_t* dict(std::size_t count) const { return count <= max_n ? dict_values : nullptr; }
-    MANS_HD std::uint32_t* index(std::size_t n) const { return n <= max_n ? index_values : nullptr; }
+    template <typename U>
+    MANS_HD U* dict(std::size_t count) const {
+        return count <= dict_bytes / sizeof(U) ? reinterpret_cast<U*>(dict_area) : nullptr;
+    }
+    MANS_HD std::uint32_t* index(std::size_t n) const { return n <= index_entries ? index_values : nullptr; }
     MANS_HD HybridTokenInfo* hybrid_token_info() const { return token_info; }
 };
 
-// Bytes of one FixedBlockScratch, each part 16-byte aligned, in the order
-// dec_table, freq, token_info, dict, index, words, tokens.
+// Where a FixedBlockScratch's parts are (byte offsets, each 16-byte aligned)
+// and what its dictionary parts hold. Only types of 16 bits or more have a
+// dictionary (get_dictionary): at most one entry per element, in the
+// block's type, so at most a block's raw bytes, and a u32 index per element
+// of such a block. Sizing them as u64 entries for max_n elements took
+// 12 max_n bytes; this takes 3 max_n with esize 1 (ABI 10).
+struct BlockScratchLayout {
+    std::size_t freq, token_info, dict, index, words, tokens, total;  // dec_table at 0
+    std::size_t dict_bytes, index_entries;
+};
 MANS_HD std::size_t align16(std::size_t v) { return (v + 15) & ~std::size_t{15}; }
-MANS_HD std::size_t block_scratch_bytes(std::size_t max_n) {
-    return align16((std::size_t{kMaxContexts} << kMaxProbBits) * 4) + align16(sizeof(FreqTable)) +
-           align16(kHybridTokenInfoEntries * sizeof(HybridTokenInfo)) + align16(max_n * 8) + align16(max_n * 4) +
-           align16((max_n + kWordPadding) * 2) + align16(token_buffer_entries(max_n));
+MANS_HD BlockScratchLayout block_scratch_layout(std::size_t max_n, unsigned esize) {
+    BlockScratchLayout l{};
+    l.dict_bytes = max_n * esize;
+    l.index_entries = esize >= 2 ? max_n : max_n / 2;  // elements of a 16-bit-or-wider block
+    std::size_t at = align16((std::size_t{kMaxContexts} << kMaxProbBits) * 4);
+    l.freq = at;
+    at += align16(sizeof(FreqTable));
+    l.token_info = at;
+    at += align16(kHybridTokenInfoEntries * sizeof(HybridTokenInfo));
+    l.dict = at;
+    at += align16(l.dict_bytes);
+    l.index = at;
+    at += align16(l.index_entries * 4);
+    l.words = at;
+    at += align16((max_n + kWordPadding) * 2);
+    l.tokens = at;
+    l.total = at + align16(token_buffer_entries(max_n));
+    return l;
 }
-MANS_HD FixedBlockScratch carve_block_scratch(std::uint8_t* base, std::size_t max_n) {
+MANS_HD std::size_t block_scratch_bytes(std::size_t max_n, unsigned esize) {
+    return block_scratch_layout(max_n, esize).total;
+}
+MANS_HD FixedBlockScratch carve_block_scratch(std::uint8_t* base, std::size_t max_n, unsigned esize) {
+    const BlockScratchLayout l = block_scratch_layout(max_n, esize);
     FixedBlockScratch s;
-    std::uint8_t* p = base;
-    s.buffers.dec_table = reinterpret_cast<std::uint32_t*>(p);
-    p += align16((std::size_t{kMaxContexts} << kMaxProbBits) * 4);
-    s.buffers.freq = reinterpret_cast<FreqTable*>(p);
-    p += align16(sizeof(FreqTable));
-    s.token_info = reinterpret_cast<HybridTokenInfo*>(p);
-    p += align16(kHybridTokenInfoEntries * sizeof(HybridTokenInfo));
-    s.dict_values = reinterpret_cast<std::uint64_t*>(p);
-    p += align16(max_n * 8);
-    s.index_values = reinterpret_cast<std::uint32_t*>(p);
-    p += align16(max_n * 4);
-    s.buffers.words = reinterpret_cast<std::uint16_t*>(p);
-    p += align16((max_n + kWordPadding) * 2);
-    s.buffers.tokens = p;
+    s.buffers.dec_table = reinterpret_cast<std::uint32_t*>(base);
+    s.buffers.freq = reinterpret_cast<FreqTable*>(base + l.freq);
+    s.token_info = reinterpret_cast<HybridTokenInfo*>(base + l.token_info);
+    s.dict_area = base + l.dict;
+    s.index_values = reinterpret_cast<std::uint32_t*>(base + l.index);
+    s.buffers.words = reinterpret_cast<std::uint16_t*>(base + l.words);
+    s.buffers.tokens = base + l.tokens;
     s.max_n = max_n;
+    s.dict_bytes = l.dict_bytes;
+    s.index_entries = l.index_entries;
     return s;
 }
 
@@ -385,16 +411,16 @@ private:
         // Every gap takes at least one byte: bound the allocation by the input.
         if (count_m1 > r_.remaining()) return false;
         const std::size_t dict_size = static_cast<std::size_t>(count_m1) + 1;
-        std::uint64_t* dict = sc_.dict(dict_size);
+        U* dict = sc_.template dict<U>(dict_size);
         if (!dict) return false;
         // Every member reads the gaps (they decide the control flow); one writes.
         const bool writes = team_.leads();
-        if (writes) dict[0] = value;
+        if (writes) dict[0] = static_cast<U>(value);
         for (std::size_t d = 1; d < dict_size; ++d) {
             std::uint64_t gap_m1 = 0;
             if (!r_.read_varint64(&gap_m1) || gap_m1 >= E::mask - value) return false;  // strictly inside range
             value += gap_m1 + 1;
-            if (writes) dict[d] = value;
+            if (writes) dict[d] = static_cast<U>(value);
         }
         // The rest of the payload is the nested u32 block of indices.
         std::uint32_t* index = sc_.index(n_);
@@ -411,7 +437,7 @@ private:
             for (std::size_t i = r; i < n_; i += team_.size()) {
                 const std::uint32_t k = index[i];
                 bad |= k >= size;
-                store_elem<U>(y_, i, dict[k < size ? k : 0] ^ flip_);
+                store_elem<U>(y_, i, std::uint64_t{dict[k < size ? k : 0]} ^ flip_);
             }
             return !bad;
         });

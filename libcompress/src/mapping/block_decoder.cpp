@@ -21,9 +21,12 @@ struct VectorBlockScratch {
         *b = {sc.stream.dec.data(), sc.stream.words.data(), sc.tokens.data(), sc.stream.freq.data()};
         return true;
     }
-    std::uint64_t* dict(std::size_t count) const {
-        if (sc.dict.size() < count) sc.dict.resize(count);
-        return sc.dict.data();
+    // The dictionary in the block's type, as in a GPU's slice; the vector's
+    // storage (operator new) is aligned for any of them.
+    template <typename U>
+    U* dict(std::size_t count) const {
+        if (sc.dict_area.size() < count * sizeof(U)) sc.dict_area.resize(count * sizeof(U));
+        return reinterpret_cast<U*>(sc.dict_area.data());
     }
     std::uint32_t* index(std::size_t n) const {
         if (sc.index.size() < n) sc.index.resize(n);

@@ -57,11 +57,14 @@ struct HdChecksum32 {
 
 // Blocks in flight when the caller asks for the temp size: the modules
 // code as many blocks at once as the temp they are given allows.
-// Decoding: 1,024. Encoding: 2,048, a warp each; their slices of 128 KiB
-// of u16 (1.9 MiB each, ABI 7) take 3.9 GiB, less than 1,024 slices took
-// before ABI 7 (4.4 MiB each), and 1,024 warps were under an eighth of
-// what an H200's 132 SMs hold.
-inline constexpr std::uint64_t kChunkWaveBlocks = 1024;
+// Decoding: 2,048, a warp each; their slices for 128 KiB blocks of any
+// type (0.92 MB each since ABI 10, 2.1 MB before) take 1.9 GB, less than
+// 1,024 took before. The decode kernel's 130 registers per lane (ptxas
+// sm_90, ABI 9) let an SM hold 15 of its warps: about 2,000 on an H200's
+// 132 SMs, where 1,024 warps left half of them idle. Encoding: 2,048; their
+// slices of 128 KiB of u16 (1.9 MiB each, ABI 7) take 3.9 GiB, less than
+// 1,024 slices took before ABI 7 (4.4 MiB each).
+inline constexpr std::uint64_t kChunkWaveBlocks = 2048;
 inline constexpr std::uint64_t kChunkEncodeWaveBlocks = 2048;
 
 MANS_HD std::uint64_t ceil_div_u64(std::uint64_t a, std::uint64_t b) { return b ? a / b + (a % b != 0) : 0; }
@@ -309,7 +312,7 @@ MANS_HD ChunkDecodeLayout chunk_decode_layout(std::uint64_t chunks, std::uint64_
     if (chunks > (~0ull >> 20) / l.per_chunk) return l;
     l.total_blocks = l.per_chunk * chunks;
     l.max_n = max_block_bytes;  // elements of the smallest type: the most a block can have
-    l.slice = block_scratch_bytes(static_cast<std::size_t>(l.max_n));
+    l.slice = block_scratch_bytes(static_cast<std::size_t>(l.max_n), 1);  // any type
     l.wave_blocks = wave_blocks < l.total_blocks ? wave_blocks : l.total_blocks;
     TempCursor t;
     l.headers = t.take(chunks, sizeof(FrameHeader));
@@ -439,7 +442,7 @@ MANS_HD void decode_chunk_block(const mans_backend_chunk_batch& a, const ChunkDe
     const std::uint32_t size = reinterpret_cast<const std::uint32_t*>(a.temp + l.payload_bytes)[g];
     const std::size_t n = static_cast<std::size_t>(h.block_len(b));
     std::uint8_t* dst = static_cast<std::uint8_t*>(a.out_ptrs[c]) + h.block_first(b) * esize;
-    const FixedBlockScratch sc = carve_block_scratch(scratch, static_cast<std::size_t>(l.max_n));
+    const FixedBlockScratch sc = carve_block_scratch(scratch, static_cast<std::size_t>(l.max_n), 1);
     Errc e = decode_block_payload(h.dtype, static_cast<const std::uint8_t*>(a.in_ptrs[c]) + offset, size, n, dst,
                                   lanes, sc, team);
     // The decoder's last phase ended with a barrier: every member sees every
