@@ -517,7 +517,8 @@ TEST_CASE("device API: misaligned temp, aliased size arrays and null outputs are
 }
 
 // Through a stand-in that decompresses only (FIXTURE_CODER_DECODE_ONLY, as
-// the HIP module today): ctest backend_device_api_decode_only.
+// the HIP module built with -DMANS_HIP_COMPRESS=OFF): ctest
+// backend_device_api_decode_only.
 TEST_CASE("device API: a module that only decompresses opens for decompression", "[.][dispatch_chunks_decode]") {
     Device d;
     INFO(mans_device_description(d.dev));

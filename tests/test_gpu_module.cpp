@@ -111,14 +111,16 @@ TEST_CASE("a built CUDA module loads on any machine and claims MANS coding, the 
     if (m.devices == 0) CHECK(!module_unusable_reason(m, BackendOp::prism_decompress).empty());
 }
 
-// Built with MANS_HIP_COMPRESS it also compresses; by default it decompresses
-// only: MANS streams (host and device memory) and PRISM archives.
+// Built with MANS_HIP_COMPRESS (the default) it compresses and decompresses
+// both codecs; without, it decompresses only: MANS streams (host and device
+// memory) and PRISM archives.
 TEST_CASE("the HIP module decompresses both codecs, also through the device-memory API; compression as built",
           "[gpu]") {
     ModuleState m;
     if (!built_module("hip", m)) return;
     const bool compresses = (m.module->caps & MANS_BACKEND_CAP_MANS_COMPRESS) != 0;
     INFO("compression built: " << compresses);
+    CHECK(compresses == (MANS_TEST_HIP_COMPRESS != 0));  // the CMake option
     if (compresses) {
         CHECK((m.module->caps & 0xffffu) == (MANS_BACKEND_CAP_MANS_COMPRESS | MANS_BACKEND_CAP_MANS_DECOMPRESS |
                                              MANS_BACKEND_CAP_DEVICE_CHUNKS | MANS_BACKEND_CAP_PRISM_COMPRESS |

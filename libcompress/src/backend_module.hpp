@@ -57,7 +57,8 @@ enum {
      * (the device-memory API, mans/mans_device.h). */
     MANS_BACKEND_CAP_DEVICE_CHUNKS = 1u << 4,
     /* chunk_decode only (a module that decompresses but does not compress,
-     * such as the HIP module today): the device-memory API decompresses. */
+     * such as the HIP module built without compression): the device-memory
+     * API decompresses. */
     MANS_BACKEND_CAP_DEVICE_CHUNK_DECODE = 1u << 5,
     /* Development self-test: rans_decode_lanes below (not a user operation). */
     MANS_BACKEND_CAP_RANS_DECODE_TEST = 1u << 16

@@ -51,8 +51,8 @@ typedef struct mans_device mans_device;
  * MANS_BACKEND_CUDA / MANS_BACKEND_HIP force one. MANS_ERR_BACKEND_UNAVAILABLE
  * when none can serve (mans_device_unavailable_reason says why). The module
  * must find a device and pass the same self-test as for mans_compress and
- * mans_decompress; a module that decompresses only (the HIP module today)
- * opens for decompression: mans_device_compresses() is 0, and the
+ * mans_decompress; a module that decompresses only (the HIP module built
+ * with -DMANS_HIP_COMPRESS=OFF) opens for decompression: mans_device_compresses() is 0, and the
  * compression calls return MANS_ERR_BACKEND_UNAVAILABLE. */
 mans_status mans_device_open(mans_backend backend, mans_device** out);
 void mans_device_close(mans_device* dev);

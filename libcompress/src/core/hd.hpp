@@ -13,8 +13,9 @@
 #define MANS_HD __host__ __device__ inline
 // The large shared functions (a mapping, a table, a whole stream) stay
 // calls on a GPU: inlined into one kernel, the block encoder took nvcc over
-// 12 minutes and a 243 KiB stack frame per thread. The CPU build inlines
-// as it likes.
+// 12 minutes and a 243 KiB stack frame per thread. hipcc honours
+// __noinline__ only with --hipcc-func-supp (backends/gpu/CMakeLists.txt).
+// The CPU build inlines as it likes.
 #define MANS_HD_CALL __host__ __device__ __noinline__
 #else
 #define MANS_HD inline
