@@ -35,8 +35,9 @@ struct Decoded {
 // that hold garbage, as on a GPU; one guard byte after the output. The
 // scratch is sized for exactly this block: for n elements of its type (the
 // host-memory API's slices) or for a block of any type of its bytes (the
-// device API's), so a part sized too small fails the block or writes past
-// the vector (ASan); or for one byte less.
+// device API's), or for one byte less. A dictionary or index part too small
+// for the block is refused by dict()/index() (the block fails); only the
+// last part (tokens) would show as a write past the vector under ASan.
 enum class Slice { per_type, any_type, any_type_one_short };
 Decoded decode_as_team(DType dt, const Bytes& payload, std::size_t n, unsigned size, bool reverse,
                        Slice shape = Slice::per_type) {

@@ -595,8 +595,8 @@ __global__ void chunk_finish_decode(mans_backend_chunk_batch a, ChunkDecodeLayou
 // whole lists only when resident ones had finished theirs. 8,192 blocks
 // (1 GiB of u16) where 1,584 warps fit (12 per SM of the decode kernel, by
 // its 130 registers, on an H200's 132): 1,024 warps decode 8 blocks each
-// one after the other, 2,048 warps 4 + 4 (two rounds of warps), 1,584
-// warps at most 6. Unmeasured (no GPU here); the temp's unused slices stay
+// one after the other, 2,048 warps 4 + 4 (two rounds of warps), 1,536 or
+// 1,584 warps at most 6. Unmeasured (no GPU here); the temp's unused slices stay
 // unused. Without an answer from the runtime the wave stays as the temp
 // allows.
 template <typename Kernel>
@@ -620,8 +620,14 @@ bool grid_fits(std::uint64_t items, std::uint64_t per_group = kThreadsPerGroup) 
 
 int chunk_fail(mans_backend_probe_result* err, const char* what, mans::gpu::Error e) {
     set_text(err, what, e);
+    (void)mans::gpu::last_error();  // not left for the caller's next check
     return -1;
 }
+// An error an earlier call on this thread left (the application's,
+// unchecked) would fail a batch's launch checks after its first kernel
+// was queued: dropped before the first launch, as begin_window does for
+// host calls. A sticky error comes back from the next runtime call.
+void drop_stale_error() { (void)mans::gpu::last_error(); }
 
 int chunk_decode(const mans_backend_chunk_batch* a, mans_backend_probe_result* err) {
     if (a && a->struct_size >= sizeof(mans_backend_chunk_batch) && a->chunks == 0) return 0;  // no launch of 0 groups
@@ -637,6 +643,7 @@ int chunk_decode(const mans_backend_chunk_batch* a, mans_backend_probe_result* e
         return -1;
     }
     const auto stream = static_cast<mans::gpu::Stream>(a->stream);
+    drop_stale_error();
     mans::gpu::Error e = mans::gpu::raise_stack_limit(stack_for(chunk_decode_blocks, kDecodeStackBytes));
     if (e == mans::gpu::kSuccess) {
         chunk_parse<<<groups_for(a->chunks), kThreadsPerGroup, 0, stream>>>(*a, l);
@@ -714,6 +721,7 @@ int chunk_encode(const mans_backend_chunk_batch* a, mans_backend_probe_result* e
     }
     const auto stream = static_cast<mans::gpu::Stream>(a->stream);
     const ChunkEncodeKernel kernel = chunk_encode_kernel_for(esize);
+    drop_stale_error();
     mans::gpu::Error e = mans::gpu::raise_stack_limit(stack_for(kernel, kEncodeStackBytes));
     if (e == mans::gpu::kSuccess && l.total_blocks) {
         kernel<<<warp_groups_for(wave), kWarpsPerGroup * kWarp, 0, stream>>>(*a, l);

@@ -57,14 +57,16 @@ struct HdChecksum32 {
 
 // Blocks in flight when the caller asks for the temp size: the modules
 // code as many blocks at once as the temp they are given allows.
-// Decoding: 2,048, a warp each; their slices for 128 KiB blocks of any
-// type (0.92 MB each since ABI 10, 2.1 MB before) take 1.9 GB, less than
+// Decoding: 1,536, a warp each; their slices for 128 KiB blocks of any
+// type (0.92 MB each since ABI 10, 2.1 MB before) take 1.4 GB, less than
 // 1,024 took before. The decode kernel's 130 registers per lane (ptxas
-// sm_90, ABI 9) let an SM hold 15 of its warps: about 2,000 on an H200's
-// 132 SMs, where 1,024 warps left half of them idle. Encoding: 2,048; their
-// slices of 128 KiB of u16 (1.9 MiB each, ABI 7) take 3.9 GiB, less than
-// 1,024 slices took before ABI 7 (4.4 MiB each).
-inline constexpr std::uint64_t kChunkWaveBlocks = 2048;
+// sm_90, ABI 9) let an SM hold 3 groups of 4 of its warps: 1,584 on an
+// H200's 132 SMs, where 1,024 warps left a third of them idle, and the
+// module launches no more than that (cap_at_resident_warps), so more
+// slices would go unused. Encoding: 2,048; their slices of 128 KiB of u16
+// (1.9 MiB each, ABI 7) take 3.9 GiB, less than 1,024 slices took before
+// ABI 7 (4.4 MiB each).
+inline constexpr std::uint64_t kChunkWaveBlocks = 1536;
 inline constexpr std::uint64_t kChunkEncodeWaveBlocks = 2048;
 
 MANS_HD std::uint64_t ceil_div_u64(std::uint64_t a, std::uint64_t b) { return b ? a / b + (a % b != 0) : 0; }
