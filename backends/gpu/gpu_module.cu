@@ -589,6 +589,12 @@ __global__ void chunk_finish_decode(mans_backend_chunk_batch a, ChunkDecodeLayou
     if (c < a.chunks) finish_chunk_decode(a, l, c);
 }
 
+// An error an earlier call on this thread left (the application's,
+// unchecked) would fail a batch's launch checks after its first kernel
+// was queued: dropped before the first launch, as begin_window does for
+// host calls. A sticky error comes back from the next runtime call.
+void drop_stale_error() { (void)mans::gpu::last_error(); }
+
 // Blocks in flight for a kernel whose warp w codes blocks w, w + wave, ...
 // (decode_chunk_blocks_strided, encode_chunk_blocks_strided): at most the
 // warps the device holds at once. Warps beyond those would start their
@@ -605,7 +611,7 @@ std::uint64_t cap_at_resident_warps(Kernel* kernel, std::uint64_t wave) {
     if (mans::gpu::get_device(&dev) != mans::gpu::kSuccess ||
         mans::gpu::resident_groups(&groups, kernel, static_cast<int>(kWarpsPerGroup * kWarp)) != mans::gpu::kSuccess ||
         mans::gpu::multiprocessors(&units, dev) != mans::gpu::kSuccess || groups <= 0 || units <= 0) {
-        (void)mans::gpu::last_error();  // not left for the launch checks to find
+        drop_stale_error();  // not left for the launch checks to find
         return wave;
     }
     const std::uint64_t resident = static_cast<std::uint64_t>(groups) * static_cast<std::uint64_t>(units) * kWarpsPerGroup;
@@ -620,14 +626,9 @@ bool grid_fits(std::uint64_t items, std::uint64_t per_group = kThreadsPerGroup) 
 
 int chunk_fail(mans_backend_probe_result* err, const char* what, mans::gpu::Error e) {
     set_text(err, what, e);
-    (void)mans::gpu::last_error();  // not left for the caller's next check
+    drop_stale_error();  // not left for the caller's next check
     return -1;
 }
-// An error an earlier call on this thread left (the application's,
-// unchecked) would fail a batch's launch checks after its first kernel
-// was queued: dropped before the first launch, as begin_window does for
-// host calls. A sticky error comes back from the next runtime call.
-void drop_stale_error() { (void)mans::gpu::last_error(); }
 
 int chunk_decode(const mans_backend_chunk_batch* a, mans_backend_probe_result* err) {
     if (a && a->struct_size >= sizeof(mans_backend_chunk_batch) && a->chunks == 0) return 0;  // no launch of 0 groups

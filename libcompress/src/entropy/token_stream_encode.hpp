@@ -246,11 +246,10 @@ template <typename LanesEncode, typename Out, typename Team = SoloTeam>
 MANS_HD_CALL bool encode_token_stream_into(const std::uint8_t* tokens, const LaneLayout& lay,
                                            const LanesEncode& lanes_encode, const TokenEncodeBuffers& b, Out& out,
                                            const Team& team = Team{}) {
-    // Histogram by class of the previous token in the same lane (the class
-    // from a table: the compare chain of token_class8 costs more here);
-    // each rank counts a contiguous range of steps.
-    std::uint8_t class8[256];
-    for (unsigned s = 0; s < 256; ++s) class8[s] = static_cast<std::uint8_t>(token_class8(s));
+    // Histogram by class of the previous token in the same lane (computed,
+    // as the decoder's context_offset is: a 256-entry table would be a
+    // per-thread array in a GPU's local memory); each rank counts a
+    // contiguous range of steps.
     StreamWork& w = *b.work;
     std::uint32_t (*hist8)[256] = w.hist8;
     team_zero(team, reinterpret_cast<std::uint8_t*>(hist8), sizeof w.hist8);
@@ -263,7 +262,7 @@ MANS_HD_CALL bool encode_token_stream_into(const std::uint8_t* tokens, const Lan
                 for (unsigned j = 0; j < active; ++j) team.add(&hist8[0][row[j]], 1);
             } else {
                 const std::uint8_t* prev = row - lay.lanes;
-                for (unsigned j = 0; j < active; ++j) team.add(&hist8[class8[prev[j]]][row[j]], 1);
+                for (unsigned j = 0; j < active; ++j) team.add(&hist8[token_class8(prev[j])][row[j]], 1);
             }
         }
     });
