@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds mans with AddressSanitizer + UndefinedBehaviorSanitizer (Debug, -O1)
 # into BUILD_DIR (default build-asan) and runs under them every ctest that
-# can run there: unit, cli, gpu, backend_dispatch(_fails), the fuzz corpora
-# and the HDF5 filter suite (unit_on_module repeats unit suites through the
+# can run there: unit, unit_prism, unit_thread_teams, cli, gpu,
+# backend_dispatch(_fails), the fuzz corpora and the HDF5 filter suite (unit_on_module repeats unit suites through the
 # stand-in module: Release only, for time);
 # any report fails the run. Left to the Release build: large and large_prism
 # (several times their 11 GiB under ASan), install (builds consumers against
@@ -23,4 +23,4 @@ cmake --build "$build" -j"$(nproc)"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 cd "$build"
-ctest --output-on-failure --timeout 1800 -j"$(nproc)" -R '^(unit|unit_prism|cli|gpu|backend_dispatch|backend_dispatch_fails|backend_device_api|backend_device_api_decode_only|fuzz_corpus|h5_filter|fuzz_corpus_h5filter)$'
+ctest --output-on-failure --timeout 1800 -j"$(nproc)" -R '^(unit|unit_prism|unit_thread_teams|cli|gpu|backend_dispatch|backend_dispatch_fails|backend_device_api|backend_device_api_decode_only|fuzz_corpus|h5_filter|fuzz_corpus_h5filter)$'

@@ -58,25 +58,31 @@ echo "run-tsan: canary race reported, Archer loaded"
 # exclusion-only spec would run them. [one_thread]: the team tests that play
 # a warp on one thread (LoopTeam; 135 s here, with nothing for TSan to
 # see); the teams of real threads ([team] too) run.
-# Two processes side by side, PRISM's cases and the rest (about equal:
-# 138 s each on 2 cores where one process took 204 s).
+# First the teams of real threads ([thread_team]) alone: beside a busy
+# process each of their barriers waits for the scheduler to give every
+# member a turn (tests/thread_team.hpp). Then two processes side by side,
+# PRISM's cases and the rest (about equal).
 spec="~[large]~[corruption]~[zero_elim]~[roundtrip]~[one_thread]~[dispatch]~[dispatch_fails]~[dispatch_wrong]~[dispatch_chunks]~[dispatch_chunks_decode]"
+logs=("$build/tsan-teams.log" "$build/tsan-prism.log" "$build/tsan-rest.log")
 start=$SECONDS
-"$build/tests/mans_tests" "$spec[prism]" >"$build/tsan-prism.log" 2>&1 &
+rc_teams=0
+"$build/tests/mans_tests" "$spec[thread_team]" >"${logs[0]}" 2>&1 || rc_teams=$?
+teams_s=$((SECONDS - start))
+"$build/tests/mans_tests" "$spec[prism]~[thread_team]" >"${logs[1]}" 2>&1 &
 prism_pid=$!
 rc_rest=0
-"$build/tests/mans_tests" "$spec~[prism]" >"$build/tsan-rest.log" 2>&1 || rc_rest=$?
+"$build/tests/mans_tests" "$spec~[prism]~[thread_team]" >"${logs[2]}" 2>&1 || rc_rest=$?
 rc_prism=0
 wait "$prism_pid" || rc_prism=$?
 reports=0
-for log in "$build/tsan-prism.log" "$build/tsan-rest.log"; do
+for log in "${logs[@]}"; do
   tail -3 "$log"
   reports=$((reports + $(grep -c "^WARNING: ThreadSanitizer" "$log" || true)))
 done
-echo "run-tsan: $reports report(s), exit $rc_prism and $rc_rest, $((SECONDS - start)) s with OMP_NUM_THREADS=$OMP_NUM_THREADS"
-if [ "$rc_prism" -ne 0 ] || [ "$rc_rest" -ne 0 ] || [ "$reports" -ne 0 ]; then
-  grep -h -A30 "^WARNING: ThreadSanitizer" "$build/tsan-prism.log" "$build/tsan-rest.log" | head -200
-  echo "run-tsan: FAILED (full logs: $build/tsan-prism.log, $build/tsan-rest.log)" >&2
+echo "run-tsan: $reports report(s), exit $rc_teams, $rc_prism and $rc_rest, $((SECONDS - start)) s (thread teams $teams_s s) with OMP_NUM_THREADS=$OMP_NUM_THREADS"
+if [ "$rc_teams" -ne 0 ] || [ "$rc_prism" -ne 0 ] || [ "$rc_rest" -ne 0 ] || [ "$reports" -ne 0 ]; then
+  grep -h -A30 "^WARNING: ThreadSanitizer" "${logs[@]}" | head -200
+  echo "run-tsan: FAILED (full logs: ${logs[*]})" >&2
   exit 1
 fi
 echo "run-tsan: no data race"

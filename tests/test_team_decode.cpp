@@ -280,7 +280,7 @@ TEST_CASE("a team gives the CPU backend's status on damaged payloads", "[team][o
     std::printf("  damaged payloads: %zu (%zu refused, %zu decodable), teams agree\n", damaged, refused, still_ok);
 }
 
-TEST_CASE("a team of threads with a ballot decodes as the CPU backend does, damaged payloads too", "[team]") {
+TEST_CASE("a team of threads with a ballot decodes as the CPU backend does, damaged payloads too", "[team][thread_team]") {
     Lcg rng{99};
     std::size_t decodes = 0, refused = 0;
     // 31 elements: 1 rANS lane; 3000: 4 lanes.

@@ -417,7 +417,7 @@ TEST_CASE("a team of threads chooses a token stream's tables as one thread did",
     }
 }
 
-TEST_CASE("a team of threads with a ballot encodes token streams as the CPU backend does", "[team]") {
+TEST_CASE("a team of threads with a ballot encodes token streams as the CPU backend does", "[team][thread_team]") {
     std::size_t encodes = 0;
     // Members: a warp (32) and a gfx9 wavefront (64), at least one per lane.
     const LaneLayout layouts[] = {LaneLayout::make(1, 1),    LaneLayout::make(700, 2), LaneLayout::make(3000, 4),
@@ -591,7 +591,7 @@ TEST_CASE("a team encodes every block as the CPU backend does", "[team][one_thre
     std::printf("  team block encodes: %zu, all equal to the CPU backend's\n", encodes);
 }
 
-TEST_CASE("a team of threads with a ballot encodes blocks as the CPU backend does", "[team]") {
+TEST_CASE("a team of threads with a ballot encodes blocks as the CPU backend does", "[team][thread_team]") {
     std::size_t encodes = 0, by_mode[8] = {}, dictionary_won = 0;
     // 31 elements: 1 rANS lane; 3000: 8 lanes. The automatic choice on
     // sparse values: a dictionary that wins replaces the first mapping

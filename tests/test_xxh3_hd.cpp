@@ -66,7 +66,7 @@ TEST_CASE("xxh3_64_team equals XXH3_64bits for teams of 1 to 64 members", "[hd][
     REQUIRE(checked == 8 * 2 * 7);
 }
 
-TEST_CASE("xxh3_64_team in teams of real threads: every member gets libxxhash's value", "[hd][xxh3][team]") {
+TEST_CASE("xxh3_64_team in teams of real threads: every member gets libxxhash's value", "[hd][xxh3][team][thread_team]") {
     // Members run the code between phases themselves (a LoopTeam plays it
     // once): each must read the accumulators the others wrote.
     std::mt19937_64 rng(14);

@@ -7,7 +7,9 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -15,10 +17,13 @@
 
 namespace mans_test {
 
-// A generation barrier on atomics: the last member to arrive opens the
-// next generation (release); the others wait for it (acquire), yielding, so
-// that 32 or 64 members on two cores do not sleep and wake at every phase
-// (a condition variable made the thread-team tests about 3x slower).
+// A generation barrier: the last member to arrive opens the next generation
+// (release); the others wait for it (acquire). A waiter yields a few times
+// first (32 or 64 members on two cores would otherwise sleep and wake at
+// every phase), then sleeps on a condition variable: when waiters only
+// yielded, the members that still had work got a core after every yielder
+// had had its turn, and beside one other busy process (ctest -j2 on two
+// cores) the ballot tests took 119 s instead of 2.8 s.
 class Barrier {
 public:
     explicit Barrier(unsigned n) : n_(n) {}
@@ -26,16 +31,35 @@ public:
         const std::uint64_t gen = gen_.load(std::memory_order_acquire);
         if (waiting_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_) {
             waiting_.store(0, std::memory_order_relaxed);
-            gen_.store(gen + 1, std::memory_order_release);
-        } else {
-            while (gen_.load(std::memory_order_acquire) == gen) std::this_thread::yield();
+            bool wake;
+            {
+                std::lock_guard<std::mutex> lock(mutex_);
+                gen_.store(gen + 1, std::memory_order_release);
+                wake = sleepers_ != 0;
+            }
+            if (wake) opened_.notify_all();
+            return;
         }
+        for (unsigned i = 0; i < kYields; ++i) {
+            if (gen_.load(std::memory_order_acquire) != gen) return;
+            std::this_thread::yield();
+        }
+        std::unique_lock<std::mutex> lock(mutex_);
+        ++sleepers_;
+        opened_.wait(lock, [&] { return gen_.load(std::memory_order_acquire) != gen; });
+        --sleepers_;
     }
 
 private:
+    // Ballot tests on 2 cores, alone / beside one busy process: 0 yields
+    // 8.1 / 12.2 s, 16 yields 2.9 / 11-14 s, 64 yields 2.6 / 32 s.
+    static constexpr unsigned kYields = 16;
     const unsigned n_;
     std::atomic<unsigned> waiting_{0};
     std::atomic<std::uint64_t> gen_{0};
+    std::mutex mutex_;
+    std::condition_variable opened_;
+    unsigned sleepers_ = 0;  // under mutex_
 };
 
 struct ThreadTeamState {
