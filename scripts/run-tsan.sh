@@ -38,6 +38,10 @@ export OMP_TOOL_VERBOSE_INIT="$build/omp-tool.log"
 export TSAN_OPTIONS="ignore_noninstrumented_modules=1 halt_on_error=0 exitcode=66 ${TSAN_OPTIONS:-}"
 # More threads than cores: uneven splits and real interleaving on small machines too.
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-4}"
+# Waiting threads sleep instead of spinning, as under ctest
+# (tests/CMakeLists.txt): with 4 threads on 2 cores a spinning team waits
+# for its descheduled members at every barrier.
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 
 # 1. The canary: the same flags and runtime must report its race.
 clang++ $flags -fopenmp=libomp "$root/tests/tsan/race_canary.cpp" -o "$build/race_canary" \
