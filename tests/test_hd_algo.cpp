@@ -205,6 +205,63 @@ TEST_CASE("team_best_splits finds best_split's split for every histogram", "[hd]
     CHECK(cases == 128);
 }
 
+TEST_CASE("best_split's group sums give best_split_by_cost's split and cost", "[hd]") {
+    // best_split_by_groups (the host's best_split) must agree bit for bit
+    // with the token-histogram definition that the kernels run: random
+    // histograms of every width and shape, repeats or none, and the edges
+    // of its ranges (empty, one value, vmax at 2^k - 1 / 2^k, 255 / 256,
+    // only values of 2^8 and up, counts above the log table's 4097).
+    std::mt19937_64 rng(29);
+    std::uint32_t tok[256];
+    unsigned cases = 0;
+    auto check = [&](const ValueHist& h, unsigned B, std::uint32_t repeats) {
+        const HybridChoice want = best_split_by_cost(h, B, repeats, tok);
+        const HybridChoice got = best_split_by_groups(h, B, repeats);
+        INFO("B=" << B << " vmax=" << h.vmax << " repeats=" << repeats);
+        REQUIRE(got.split.s == want.split.s);
+        REQUIRE(got.split.m == want.split.m);
+        REQUIRE(got.cost == want.cost);
+        ++cases;
+    };
+    for (unsigned B : {8u, 16u, 32u, 64u}) {
+        const std::uint64_t top = B == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << B) - 1;
+        ValueHist h;
+        h.clear();
+        check(h, B, 0);
+        check(h, B, 1);
+        for (std::uint64_t v : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{7}, std::uint64_t{8},
+                                std::uint64_t{255}, std::uint64_t{256}, std::uint64_t{257}, std::uint64_t{65535},
+                                std::uint64_t{65536}, top})
+            for (std::uint32_t count : {1u, 5000u}) {
+                if (v > top) continue;
+                h.clear();
+                for (std::uint32_t i = 0; i < count; ++i) h.add(v);
+                check(h, B, 0);
+                check(h, B, 3);
+            }
+        for (int shape = 0; shape < 6; ++shape)
+            for (int trial = 0; trial < 40; ++trial) {
+                h.clear();
+                const int n = 1 + static_cast<int>(rng() % 6000);
+                for (int i = 0; i < n; ++i) {
+                    std::uint64_t v;
+                    switch (shape) {
+                        case 0: v = rng() % 16; break;                               // all direct early
+                        case 1: v = rng() >> (rng() % 64); break;                    // geometric
+                        case 2: v = rng(); break;                                    // wide
+                        case 3: v = 256 + rng() % 4096; break;                       // no small values
+                        case 4: v = (rng() % 3) * 85; break;                         // few distinct
+                        default: v = (std::uint64_t{1} << (rng() % 64)) - rng() % 2;  // powers of two and below
+                    }
+                    h.add(v & top);
+                }
+                check(h, B, 0);
+                check(h, B, static_cast<std::uint32_t>(rng() % 5000));
+            }
+    }
+    CHECK(cases == 2068);  // per width 2 + 4 x 10 values (less those above it) + 480
+}
+
 TEST_CASE("team_or gives every member the OR of the ranks' values", "[hd][thread_team]") {
     std::mt19937_64 rng(13);
     std::uint64_t area[kTeamSharedWords];
