@@ -369,6 +369,9 @@ TEST_CASE("truncation stats: exact sums, the same for every team", "[prism][plan
                 };
                 dp::truncation_stats(SoloTeam{}, q.data(), ch.words.data(), len, ch.planes, c, partial.data(), got.data());
                 check(got);
+                std::vector<dp::TruncationPartial> one(ch.planes + 1);  // the CPU encoder's form
+                dp::truncation_stats_one_thread(q.data(), ch.words.data(), len, ch.planes, c, one.data());
+                check(one);
                 for (unsigned n : {2u, 7u, 32u, 64u})
                     for (bool reverse : {false, true}) {
                         INFO("ranks " << n << (reverse ? " reversed" : ""));

@@ -73,8 +73,8 @@ void LevelEncoder::code_chunk(std::uint64_t ch) {
     Chunk& c = done_[ch];
     const unsigned P = planes_for(any, coding_);
     c.planes = P;
-    TruncationPartial partial[kMaxPlanes + 1], stats[kMaxPlanes + 1];
-    truncation_stats(SoloTeam{}, q, words.data(), n, P, coding_, partial, stats);
+    TruncationPartial stats[kMaxPlanes + 1];
+    truncation_stats_one_thread(q, words.data(), n, P, coding_, stats);
     c.max_err.resize(P + 1);
     c.sum_sq.resize(P + 1);
     for (unsigned d = 0; d <= P; ++d) c.max_err[d] = stats[d].max_err, c.sum_sq[d] = stats[d].sum_sq.to_double();
