@@ -317,6 +317,20 @@ TEST_CASE("plane split: a team of threads gives the one thread's streams", "[pri
     }
 }
 
+TEST_CASE("plane split: the CPU's bit-matrix transpose equals transpose_planes", "[prism][planes_hd]") {
+    for (dp::Coding c : {dp::Coding::negabinary, dp::Coding::sign_magnitude})
+        for (std::uint64_t len : {1, 7, 8, 9, 63, 64, 65, 130, 4096 + 17})
+            for (int shape : {0, 1, 2, 3, 4, 5}) {
+                INFO("coding " << int(c) << " len " << len << " shape " << shape);
+                const Chunk ch = make_chunk(len, shape, c, len * 19 + shape);
+                const std::uint64_t nw = dp::plane_word_count(len);
+                std::vector<std::uint64_t> want(ch.planes * nw), got(ch.planes * nw, 0x5a5a5a5a5a5a5a5aull);
+                dp::transpose_planes(SoloTeam{}, ch.words.data(), len, ch.planes, c, want.data());
+                dp::transpose_planes_one_thread(ch.words.data(), len, ch.planes, c, got.data());
+                REQUIRE(got == want);
+            }
+}
+
 TEST_CASE("plane split: a warp's transpose by ballots gives transpose_planes' planes", "[prism][planes_hd][thread_team]") {
     for (dp::Coding c : {dp::Coding::negabinary, dp::Coding::sign_magnitude})
         for (std::uint64_t len : {1, 33, 64, 65, 130})  // a ballot is two barriers of every thread: keep it short
