@@ -113,9 +113,10 @@ MANS_HD_CALL HybridChoice best_split_by_cost(const ValueHist& h, unsigned B, std
 // prefix sums every count is one subtraction, and since the total T is the
 // same for every candidate, order0_from_sums (T*log2 T - sum c*log2 c, the
 // same integer as entropy_cost_fix16) gives hybrid_cost_fix16's value.
-// About 4x faster on the CPU, where the split search was 5-14 % of MANS
-// and PRISM compression (perf); a GPU lane would need the prefix sums'
-// 2.2 KiB of stack, so the kernels keep best_split_by_cost.
+// The split search was 5-14 % of MANS and PRISM compression on the CPU
+// (perf; docs/PERFORMANCE.md has the end-to-end gain); a GPU lane would
+// need the prefix sums' 5.8 KiB of stack, so the kernels keep
+// best_split_by_cost.
 inline HybridChoice best_split_by_groups(const ValueHist& h, unsigned B, std::uint32_t repeats) {
     // The value ranges hybrid_cost_fix16 reads (the others are empty).
     const unsigned small_end = h.vmax < 255 ? static_cast<unsigned>(h.vmax) + 1 : 256;
@@ -145,7 +146,7 @@ inline HybridChoice best_split_by_groups(const ValueHist& h, unsigned B, std::ui
         std::uint64_t log_sum = 0;
         unsigned nsym = 0;
         for (unsigned s = 0, v = 0; s <= 8; ++s) {
-            for (; v < (1u << s) && v < 256; ++v) add_bin(h.small[v] * (v < small_end), &log_sum, &nsym);
+            for (; v < (1u << s) && v < 256; ++v) add_bin(below[v + 1] - below[v], &log_sum, &nsym);
             direct_log[s] = log_sum, direct_sym[s] = nsym;
         }
     }

@@ -90,21 +90,19 @@ void words_to_rows(const std::uint32_t* words, unsigned n, std::uint64_t* rows) 
     }
 }
 
-// The representation bit that holds plane b.
-unsigned bit_of_plane(unsigned b, unsigned planes, Coding c) {
-    return static_cast<unsigned>(__builtin_ctz(with_plane_bit(0, b, planes, c, 1)));
-}
-
 }  // namespace
 
 void transpose_planes_one_thread(const std::uint32_t* words, std::uint64_t len, unsigned planes, Coding c,
                                  std::uint64_t* bits) {
     const std::uint64_t nw = plane_word_count(len);
+    unsigned row_of_plane[kMaxPlanes];  // the representation bit that holds plane b
+    for (unsigned b = 0; b < planes; ++b)
+        row_of_plane[b] = ctz32(with_plane_bit(0, b, planes, c, 1));
     std::uint64_t rows[32];
     for (std::uint64_t w = 0; w < nw; ++w) {
         const unsigned n = static_cast<unsigned>(len - 64 * w < 64 ? len - 64 * w : 64);
         words_to_rows(words + 64 * w, n, rows);
-        for (unsigned b = 0; b < planes; ++b) bits[static_cast<std::uint64_t>(b) * nw + w] = rows[bit_of_plane(b, planes, c)];
+        for (unsigned b = 0; b < planes; ++b) bits[static_cast<std::uint64_t>(b) * nw + w] = rows[row_of_plane[b]];
     }
 }
 

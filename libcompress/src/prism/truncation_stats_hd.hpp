@@ -81,23 +81,17 @@ MANS_HD void truncation_stats(const Team& team, const std::int32_t* codes, const
 
 #if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
 // truncation_stats of one thread (the CPU encoder's form), into out[0..planes]:
-// the same exact results, one pass per d whose body the compiler can
-// vectorize: no branch per code (a code of 0 has error 0 and adds
-// nothing), and the squares of four codes summed in 64 bits before they go
-// into the 128-bit sum (every |error| is below 2^31, so four squares are
-// below 2^64).
+// the same exact results with less work per code: no test for codes of 0
+// (their error is 0 and adds nothing), and the squares of four codes summed
+// in 64 bits before they go into the 128-bit sum (every |error| is below
+// 2^31, so four squares are below 2^64).
 inline void truncation_stats_one_thread(const std::int32_t* codes, const std::uint32_t* words, std::uint64_t n,
                                         unsigned planes, Coding c, TruncationPartial* out) {
     out[0] = TruncationPartial{};
     for (unsigned d = 1; d <= planes; ++d) {
-        const std::uint32_t low = d >= 32 ? 0xffffffffu : (1u << d) - 1u;  // the dropped digits
-        // |truncation_error| of code j (codes.hpp) without branches.
-        const int form = c == Coding::negabinary ? 0 : d < planes ? 1 : 2;
+        const unsigned kept = planes - d;
         auto error_of = [&](std::uint64_t j) -> std::uint32_t {
-            std::int32_t e;
-            if (form == 0) e = static_cast<std::int32_t>(((words[j] & low) ^ kNegaMask) - kNegaMask);
-            else if (form == 1) return words[j] & low;  // magnitude digits only: d < planes
-            else e = codes[j];                          // sign-magnitude, nothing kept
+            const std::int32_t e = truncation_error(words[j], codes[j], kept, planes, c);
             return static_cast<std::uint32_t>(e < 0 ? -static_cast<std::int64_t>(e) : e);
         };
         std::uint32_t max_err = 0;
