@@ -201,7 +201,7 @@ LevelForm Encoder<T>::begin_level(unsigned l) {
     sels_[l] = select(l, m.eb);
     m.scheme = sels_[l].scheme;
     m.kinds = sels_[l].mode;
-    codes_ = std::make_unique<LevelEncoder>(m.codes, h_.chunk_codes, h_.coding);
+    codes_ = std::make_unique<LevelEncoder>(m.codes, h_.chunk_codes, h_.coding, static_cast<unsigned>(threads_));
     return LevelForm{m.scheme, m.kinds, &sels_[l].block_bits};
 }
 

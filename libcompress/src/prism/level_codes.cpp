@@ -28,13 +28,14 @@ void for_each_chunk(const std::vector<CodeRange>& ranges, std::uint64_t chunk, F
 
 // ---------------------------------------------------------------- encoder
 
-LevelEncoder::LevelEncoder(std::uint64_t codes, std::uint32_t chunk_codes, Coding coding)
+LevelEncoder::LevelEncoder(std::uint64_t codes, std::uint32_t chunk_codes, Coding coding, unsigned batch_chunks)
     : codes_(codes),
       nchunks_((codes + chunk_codes - 1) / chunk_codes),
       chunk_(chunk_codes),
       shift_(static_cast<unsigned>(__builtin_ctz(chunk_codes))),
       mask_(chunk_codes - 1u),
       coding_(coding),
+      batch_chunks_(std::max(1u, batch_chunks)),
       bufs_(static_cast<std::size_t>(nchunks_)),
       pool_(chunk_codes),
       written_(static_cast<std::size_t>(nchunks_), 0),
@@ -53,7 +54,7 @@ StepJobs LevelEncoder::prepare(const std::vector<CodeRange>& ranges) {
     for_each_chunk(ranges, chunk_, [&](std::uint64_t ch, std::uint64_t) {
         if (!bufs_[ch]) bufs_[ch] = pool_.take();
     });
-    coding_now_.swap(queue_);
+    if (queue_.size() >= batch_chunks_) coding_now_.swap(queue_);
     return StepJobs{0, coding_now_.size()};  // full chunks are not written again
 }
 

@@ -3,8 +3,8 @@
 // The sweep (sweep.hpp) produces and consumes a level's codes in steps of a
 // few code ranges; only the chunks those ranges touch are held.
 //
-// LevelEncoder codes a chunk as soon as all its codes are there, before the
-// level's plane count P is known (it follows from every code of the level).
+// LevelEncoder codes a chunk once all its codes are there (in a batch of
+// as many full chunks as threads), before the level's plane count P is known (it follows from every code of the level).
 // The chunk is coded with its own plane count P_c <= P; in the level the
 // planes above it are empty, and an empty plane leaves the contexts of the
 // next one (FORMAT.md 4.5) as if it were absent, with one exception: after
@@ -56,10 +56,17 @@ private:
 // Steps are prepare (sequential) - jobs (parallel, with the points) - commit.
 class LevelEncoder {
 public:
-    LevelEncoder(std::uint64_t codes, std::uint32_t chunk_codes, Coding coding);
+    // batch_chunks: full chunks are held until that many are queued, then
+    // coded in one step (the finish codes the rest). A chunk is a step's
+    // longest job, and a small level fills about one per step, so with one
+    // at a time the other threads of a step wait for it; give the thread
+    // count. Held chunks cost chunk_codes * 4 bytes each; the bytes do not
+    // depend on it.
+    LevelEncoder(std::uint64_t codes, std::uint32_t chunk_codes, Coding coding, unsigned batch_chunks = 1);
 
     // Buffers for every chunk the ranges touch; every code is then written
-    // exactly once. Returns the jobs: coding the chunks filled before.
+    // exactly once. Returns the jobs: coding the chunks filled before, once
+    // batch_chunks of them are waiting.
     StepJobs prepare(const std::vector<CodeRange>& ranges);
     void job(std::size_t j) { code_chunk(coding_now_[j]); }
     std::int32_t& code(std::uint64_t i) { return bufs_[i >> shift_][i & mask_]; }
@@ -88,6 +95,7 @@ private:
     unsigned shift_;
     std::uint64_t mask_;
     Coding coding_;
+    std::size_t batch_chunks_;
     std::vector<std::unique_ptr<std::int32_t[]>> bufs_;
     BufferPool<std::int32_t> pool_;
     std::vector<std::uint64_t> written_;
