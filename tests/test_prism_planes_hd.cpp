@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "backend.hpp"
 #include "prism/codes.hpp"
 #include "prism/plane_coding.hpp"
 #include "prism/plane_split_hd.hpp"
@@ -105,6 +107,30 @@ struct TeamResult {
     unsigned padding_bits = 0;  // OR of the streams' unused high bits: must be 0
 };
 
+// split_plane / merge_plane with a bit gather, or a CPU kernel set
+// (backend.hpp's plane_bits: one thread) in the gather's place.
+template <typename Team, typename Gather>
+void split_with(const Team& team, const std::uint64_t* plane, const std::uint64_t* sig, const std::uint64_t* fr,
+                std::uint64_t len, dp::PlaneSplitScratch* scratch, std::uint32_t* streams, std::uint64_t* nbits,
+                const Gather& gather) {
+    dp::split_plane(team, plane, sig, fr, len, scratch, streams, nbits, gather);
+}
+void split_with(const SoloTeam&, const std::uint64_t* plane, const std::uint64_t* sig, const std::uint64_t* fr,
+                std::uint64_t len, dp::PlaneSplitScratch* scratch, std::uint32_t* streams, std::uint64_t* nbits,
+                const dp::PlaneBitKernels& kernels) {
+    kernels.split(plane, sig, fr, len, scratch, streams, nbits);
+}
+template <typename Team, typename Gather>
+void merge_with(const Team& team, const std::uint8_t* const* s, const std::uint64_t* sig, const std::uint64_t* fr,
+                std::uint64_t len, const dp::PlaneSplitScratch& scratch, std::uint64_t* plane, const Gather& gather) {
+    dp::merge_plane(team, s, sig, fr, len, scratch, plane, gather);
+}
+void merge_with(const SoloTeam&, const std::uint8_t* const* s, const std::uint64_t* sig, const std::uint64_t* fr,
+                std::uint64_t len, const dp::PlaneSplitScratch& scratch, std::uint64_t* plane,
+                const dp::PlaneBitKernels& kernels) {
+    kernels.merge(s, sig, fr, len, scratch, plane);
+}
+
 template <typename Team, typename Gather>
 void run_team(const Team& team, const Chunk& ch, dp::Coding c, dp::PlaneSplitScratch* scratch,
               std::uint64_t* bits_area, std::uint32_t* streams, std::uint64_t* sig, std::uint64_t* fresh,
@@ -121,7 +147,7 @@ void run_team(const Team& team, const Chunk& ch, dp::Coding c, dp::PlaneSplitScr
         const bool has = dp::plane_has_bits(team, plane, nw);
         std::uint64_t nbits[dp::kPlaneStreams];
         auto split_and_merge = [&](const std::uint64_t* fr, std::vector<std::vector<bool>>* got) {
-            dp::split_plane(team, plane, sig, fr, len, scratch, streams, nbits, gather);
+            split_with(team, plane, sig, fr, len, scratch, streams, nbits, gather);
             if (team.leads())
                 for (unsigned k = 0; k < dp::kPlaneStreams; ++k) got->push_back(stream_bits(streams + k * stride, nbits[k]));
             // Merged from copies of exactly the streams' bytes (ASan sees a read
@@ -136,7 +162,7 @@ void run_team(const Team& team, const Chunk& ch, dp::Coding c, dp::PlaneSplitScr
             }
             std::uint64_t counted[dp::kPlaneStreams];
             dp::count_context_bits(team, sig, fr, len, scratch, counted);
-            dp::merge_plane(team, s, sig, fr, len, *scratch, merged + b * nw, gather);
+            merge_with(team, s, sig, fr, len, *scratch, merged + b * nw, gather);
         };
         std::vector<std::vector<bool>> got;
         split_and_merge(fresh, &got);
@@ -272,6 +298,22 @@ TEST_CASE("plane split: one thread follows FORMAT.md 4.5 code by code", "[prism]
                 check_against_reference(run_one(SoloTeam{}, ch, c, dp::TableBitGather{}), ch, c);
                 check_against_reference(run_one(SoloTeam{}, ch, c, dp::LoopBitGather{}), ch, c);
             }
+}
+
+TEST_CASE("plane split: the CPU backend's kernel sets follow FORMAT.md 4.5 code by code", "[prism][planes_hd][one_thread]") {
+    const mans::detail::Backend& cpu = mans::detail::cpu_backend();
+    const dp::PlaneBitKernels& portable = cpu.plane_bits(true);
+    const dp::PlaneBitKernels& fastest = cpu.plane_bits(false);
+    CHECK(std::string(portable.name) == "tables");
+    if (&fastest == &portable) WARN("this CPU has no fast PEXT / PDEP: only the table kernels ran");
+    for (const dp::PlaneBitKernels* k : {&portable, &fastest})
+        for (dp::Coding c : {dp::Coding::negabinary, dp::Coding::sign_magnitude})
+            for (std::uint64_t len : {1, 2, 63, 64, 65, 127, 1000, 4096 + 17, 131072})
+                for (int shape = 0; shape < 6; ++shape) {
+                    INFO(k->name << " coding " << int(c) << " len " << len << " shape " << shape);
+                    const Chunk ch = make_chunk(len, shape, c, len * 13 + shape);
+                    check_against_reference(run_one(SoloTeam{}, ch, c, *k), ch, c);
+                }
 }
 
 TEST_CASE("plane split: teams of 1-64 ranks give the one thread's streams", "[prism][planes_hd][one_thread]") {

@@ -9,7 +9,11 @@
 
 #include "backend.hpp"
 #include "cpu_features.hpp"
+#include "prism/plane_coding.hpp"
 #include "rans_avx2.hpp"
+#ifdef MANS_HAVE_BMI2_KERNELS
+#include "plane_bits_bmi2.hpp"
+#endif
 
 namespace mans::detail {
 
@@ -27,6 +31,15 @@ const RansKernels& cpu_kernels(bool force_scalar) {
     (void)force_scalar;
 #endif
     return kScalarKernels;
+}
+
+const prism::PlaneBitKernels& cpu_plane_bits(bool portable) {
+#ifdef MANS_HAVE_BMI2_KERNELS
+    if (!portable && cpu::cpu_features().fast_bmi2) return cpu::kBmi2PlaneBits;
+#else
+    (void)portable;
+#endif
+    return prism::kTablePlaneBits;
 }
 
 int cpu_max_workers(int threads) {
@@ -68,7 +81,7 @@ void cpu_for_each_block(std::size_t count, int threads, const std::function<void
 #endif
 }
 
-const Backend kCpuBackend{"cpu", cpu_kernels, cpu_for_each_block, cpu_max_workers};
+const Backend kCpuBackend{"cpu", cpu_kernels, cpu_for_each_block, cpu_max_workers, cpu_plane_bits};
 
 }  // namespace
 

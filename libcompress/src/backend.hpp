@@ -12,6 +12,10 @@
 
 namespace mans::detail {
 
+namespace prism {
+struct PlaneBitKernels;  // prism/plane_coding.hpp
+}
+
 struct RansKernels {
     const char* name;
     const char* description;  // backend and kernels, e.g. "cpu (avx2)"
@@ -28,6 +32,10 @@ struct Backend {
     void (*for_each_block)(std::size_t count, int threads,
                            const std::function<void(std::size_t, int)>& fn);
     int (*max_workers)(int threads);
+    // PRISM's bitplane split and merge for one thread: PEXT / PDEP
+    // instructions where the CPU has fast ones and portable is false,
+    // else byte tables.
+    const prism::PlaneBitKernels& (*plane_bits)(bool portable);
 };
 
 const Backend& cpu_backend();

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backend.hpp"
 #include "core/byte_io.hpp"
 #include "core/team.hpp"  // SoloTeam
 #include "core/status.hpp"
@@ -90,7 +91,19 @@ void words_to_rows(const std::uint32_t* words, unsigned n, std::uint64_t* rows) 
     }
 }
 
+void split_plane_tables(const std::uint64_t* plane, const std::uint64_t* sig, const std::uint64_t* fresh,
+                        std::uint64_t len, PlaneSplitScratch* scratch, std::uint32_t* streams, std::uint64_t* bits) {
+    split_plane(SoloTeam{}, plane, sig, fresh, len, scratch, streams, bits, TableBitGather{});
+}
+
+void merge_plane_tables(const std::uint8_t* const* stream, const std::uint64_t* sig, const std::uint64_t* fresh,
+                        std::uint64_t len, const PlaneSplitScratch& scratch, std::uint64_t* plane) {
+    merge_plane(SoloTeam{}, stream, sig, fresh, len, scratch, plane, TableBitGather{});
+}
+
 }  // namespace
+
+const PlaneBitKernels kTablePlaneBits{"tables", split_plane_tables, merge_plane_tables};
 
 void transpose_planes_one_thread(const std::uint32_t* words, std::uint64_t len, unsigned planes, Coding c,
                                  std::uint64_t* bits) {
@@ -117,10 +130,11 @@ void split_plane_chunks(const std::uint32_t* words, std::uint64_t len, unsigned 
     std::vector<std::uint64_t> fresh(nw, 0);  // ... and first in plane b - 1
     std::vector<std::uint32_t> streams(static_cast<std::size_t>(kPlaneStreams * stride));
     PlaneSplitScratch scratch;
+    const PlaneBitKernels& kernels = cpu_backend().plane_bits(false);
     auto split = [&](unsigned b, const std::uint64_t* plane, const std::uint64_t* fr, bool variant) {
         if (!plane_has_bits(team, plane, nw)) return;
         std::uint64_t stream_bits[kPlaneStreams];
-        split_plane(team, plane, sig.data(), fr, len, &scratch, streams.data(), stream_bits, TableBitGather{});
+        kernels.split(plane, sig.data(), fr, len, &scratch, streams.data(), stream_bits);
         visit(b, variant, streams.data(), stride, stream_bits);
     };
     for (unsigned b = 0; b < planes; ++b) {
@@ -157,6 +171,7 @@ Errc decode_plane_chunks(const std::uint8_t* const* payload, const std::size_t* 
     }
     std::vector<std::uint8_t> bytes[kPlaneStreams];
     PlaneSplitScratch scratch;
+    const PlaneBitKernels& kernels = cpu_backend().plane_bits(false);
     for (unsigned b = b0; b < b1; ++b) {
         const std::size_t i = b - b0;
         if (size[i] == 0) {  // an all-zero plane chunk: nothing becomes significant
@@ -174,7 +189,7 @@ Errc decode_plane_chunks(const std::uint8_t* const* payload, const std::size_t* 
             stream[k] = bytes[k].data();
         }
         if (r.remaining() != 0) return Errc::corrupt_block;
-        merge_plane(team, stream, sig.data(), fresh.data(), len, scratch, plane.data(), TableBitGather{});
+        kernels.merge(stream, sig.data(), fresh.data(), len, scratch, plane.data());
         deposit_plane(team, plane.data(), nw, with_plane_bit(0, b, planes, c, 1), words);
         advance_significance(team, plane.data(), sig.data(), fresh.data(), nw);
     }

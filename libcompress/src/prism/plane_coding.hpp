@@ -21,12 +21,27 @@
 namespace mans::detail::prism {
 
 // plane_split_hd.hpp's LoopBitGather (PEXT / PDEP) through 256 x 256 byte
-// tables: the CPU's form (the portable build cannot assume BMI2, whose PDEP
-// is slow on some AMD cores anyway). Same results, tested.
+// tables: the CPU's portable form (the build cannot assume BMI2, whose PDEP
+// is slow on AMD cores before Zen 3 anyway). Same results, tested.
 struct TableBitGather {
     std::uint64_t gather(std::uint64_t v, std::uint64_t mask) const;
     std::uint64_t scatter(std::uint64_t v, std::uint64_t mask) const;
 };
+
+struct PlaneSplitScratch;  // plane_split_hd.hpp
+
+// One thread's split_plane and merge_plane (plane_split_hd.hpp, SoloTeam)
+// with one bit gather, as the CPU backend picks them (backend.hpp's
+// plane_bits): TableBitGather here, PEXT / PDEP instructions in
+// backends/cpu where the CPU has fast ones. Same streams and planes.
+struct PlaneBitKernels {
+    const char* name;
+    void (*split)(const std::uint64_t* plane, const std::uint64_t* sig, const std::uint64_t* fresh, std::uint64_t len,
+                  PlaneSplitScratch* scratch, std::uint32_t* streams, std::uint64_t* bits);
+    void (*merge)(const std::uint8_t* const* stream, const std::uint64_t* sig, const std::uint64_t* fresh,
+                  std::uint64_t len, const PlaneSplitScratch& scratch, std::uint64_t* plane);
+};
+extern const PlaneBitKernels kTablePlaneBits;
 
 // PEXT / PDEP of one byte of a mask (TableBitGather).
 struct ByteTables {
