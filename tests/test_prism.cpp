@@ -329,7 +329,7 @@ TEST_CASE("prism: f64 with a tiny bound takes the outlier path, never overflowin
 }
 
 TEST_CASE("prism: the bytes do not depend on the thread count", "[prism]") {
-    // echam5's finest level is 2 plane chunks, navy's 9: the encoder holds
+    // echam5's finest level is 3 plane chunks, navy's 10: the encoder holds
     // as many full chunks as it has threads before coding them together
     // (LevelEncoder's batch), so these cover a batch filled during the
     // sweep and one left to the level's end.

@@ -94,7 +94,8 @@ TEST_CASE("prism level codes: chunk-at-a-time coding equals whole-level coding",
     const std::uint32_t chunk = 256;
     for (dp::Coding coding : {dp::Coding::negabinary, dp::Coding::sign_magnitude}) {
         for (std::uint64_t seed = 1; seed <= 12; ++seed) {
-            // Held until 1, 3 or 40 chunks are full (40: all of them, coded by finish).
+            // Held until 1, 3 or 40 chunks are full (40: more than the level has, so
+            // finish codes them all).
             const unsigned batch = seed % 3 == 0 ? 3 : seed % 3 == 1 ? 1 : 40;
             const std::uint64_t n = 3000 + seed * 97;
             INFO("coding " << static_cast<int>(coding) << " seed " << seed << " batch " << batch);
@@ -142,6 +143,34 @@ TEST_CASE("prism level codes: chunk-at-a-time coding equals whole-level coding",
             }
         }
     }
+}
+
+TEST_CASE("prism level codes: at most kMaxBatchChunks full chunks are held", "[prism][memory]") {
+    const std::uint32_t chunk = 256;
+    const std::uint64_t nchunks = dp::LevelEncoder::kMaxBatchChunks + 8, n = nchunks * chunk - 100;
+    const std::vector<std::int32_t> q = level_codes(n, chunk, 7);
+    const Reference ref = reference(q, chunk, dp::Coding::negabinary);
+    dp::LevelEncoder enc(n, chunk, dp::Coding::negabinary, 1000);
+    // A chunk per step, in order: the first jobs come once kMaxBatchChunks are full.
+    std::vector<std::size_t> jobs_at;
+    for (std::uint64_t ch = 0; ch < nchunks; ++ch) {
+        const std::vector<dp::CodeRange> step = {{ch * chunk, std::min(n, (ch + 1) * chunk)}};
+        const dp::StepJobs jobs = enc.prepare(step);
+        if (jobs.total) jobs_at.push_back(static_cast<std::size_t>(ch));
+        CHECK((jobs.total == 0 || jobs.total == dp::LevelEncoder::kMaxBatchChunks));
+        for (std::size_t j = 0; j < jobs.total; ++j) enc.job(j);
+        for (std::uint64_t k = step[0].first; k < step[0].last; ++k) enc.code(k) = q[k];
+        enc.commit(step);
+    }
+    CHECK(jobs_at == std::vector<std::size_t>{dp::LevelEncoder::kMaxBatchChunks});
+    dp::LevelMeta m;
+    std::vector<dp::Segment> segs;
+    std::vector<std::vector<std::uint8_t>> bytes;
+    std::vector<std::uint32_t> sums;
+    REQUIRE(enc.finish(&m, &segs, &bytes, &sums, 2) == Errc::ok);
+    CHECK(m.planes == ref.planes);
+    CHECK(sums == ref.checksums);
+    CHECK(bytes == ref.segments);
 }
 
 TEST_CASE("prism level codes: a level encoder with a code never written is an internal error", "[prism][memory]") {

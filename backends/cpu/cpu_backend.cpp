@@ -9,11 +9,9 @@
 
 #include "backend.hpp"
 #include "cpu_features.hpp"
+#include "plane_bits_bmi2.hpp"  // MANS_HAVE_BMI2_KERNELS
 #include "prism/plane_coding.hpp"
 #include "rans_avx2.hpp"
-#ifdef MANS_HAVE_BMI2_KERNELS
-#include "plane_bits_bmi2.hpp"
-#endif
 
 namespace mans::detail {
 

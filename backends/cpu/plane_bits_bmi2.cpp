@@ -9,6 +9,7 @@
 // PEXT or PDEP. tests/test_prism_planes_hd.cpp compares both kernel sets.
 #include "plane_bits_bmi2.hpp"
 
+#ifdef MANS_HAVE_BMI2_KERNELS
 #include <immintrin.h>
 
 #include "core/team.hpp"
@@ -48,3 +49,4 @@ __attribute__((target("bmi2"), flatten)) void merge_plane_bmi2(const std::uint8_
 const detail::prism::PlaneBitKernels kBmi2PlaneBits{"bmi2", split_plane_bmi2, merge_plane_bmi2};
 
 }  // namespace mans::cpu
+#endif  // MANS_HAVE_BMI2_KERNELS

@@ -35,7 +35,7 @@ LevelEncoder::LevelEncoder(std::uint64_t codes, std::uint32_t chunk_codes, Codin
       shift_(static_cast<unsigned>(__builtin_ctz(chunk_codes))),
       mask_(chunk_codes - 1u),
       coding_(coding),
-      batch_chunks_(std::max(1u, batch_chunks)),
+      batch_chunks_(std::min(kMaxBatchChunks, std::max(1u, batch_chunks))),
       bufs_(static_cast<std::size_t>(nchunks_)),
       pool_(chunk_codes),
       written_(static_cast<std::size_t>(nchunks_), 0),
@@ -72,6 +72,7 @@ void LevelEncoder::code_chunk(std::uint64_t ch) {
     std::uint32_t any = 0;
     for (std::uint64_t j = 0; j < n; ++j) any |= words[j] = encode_code(q[j], coding_);
     Chunk& c = done_[ch];
+    ++c.coded;  // one job per chunk: no other thread touches c
     const unsigned P = planes_for(any, coding_);
     c.planes = P;
     TruncationPartial stats[kMaxPlanes + 1];
@@ -94,7 +95,7 @@ Errc LevelEncoder::finish(LevelMeta* m, std::vector<Segment>* segments, std::vec
     pool_ = BufferPool<std::int32_t>(chunk_);
     unsigned P = 0;
     for (std::uint64_t ch = 0; ch < nchunks_; ++ch) {
-        if (written_[ch] != len(ch)) return Errc::internal;
+        if (written_[ch] != len(ch) || done_[ch].coded != 1) return Errc::internal;
         P = std::max(P, done_[ch].planes);
     }
     // Truncation tables: keeping `kept` planes drops d = P - kept digits;

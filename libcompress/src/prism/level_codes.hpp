@@ -60,8 +60,10 @@ public:
     // coded in one step (the finish codes the rest). A chunk is a step's
     // longest job, and a small level fills about one per step, so with one
     // at a time the other threads of a step wait for it; give the thread
-    // count. Held chunks cost chunk_codes * 4 bytes each; the bytes do not
-    // depend on it.
+    // count. At most kMaxBatchChunks are held (chunk_codes * 4 bytes each:
+    // 16 MiB for 131072 codes), so memory does not grow with threads. The
+    // bytes do not depend on it.
+    static constexpr unsigned kMaxBatchChunks = 32;
     LevelEncoder(std::uint64_t codes, std::uint32_t chunk_codes, Coding coding, unsigned batch_chunks = 1);
 
     // Buffers for every chunk the ranges touch; every code is then written
@@ -80,6 +82,7 @@ public:
 
 private:
     struct Chunk {
+        unsigned coded = 0;                            // times code_chunk ran: 1 in finish
         unsigned planes = 0;                           // P_c
         std::vector<std::vector<std::uint8_t>> seg;    // P_c segments
         std::vector<std::uint8_t> after_zero_plane;    // sign-magnitude plane 1 below an empty plane
