@@ -13,6 +13,14 @@
 #include <array>
 #include <cstdint>
 
+// AVX2 for the functions defined below only, not with -mavx2 for the whole
+// file: the headers' inline functions and templates would then be emitted
+// here with AVX2 code under the names their portable copies have in other
+// files, and the linker may keep either for every caller. Defined before
+// this line, they stay portable (and are still inlined into the kernels).
+#pragma GCC push_options
+#pragma GCC target("avx2")
+
 namespace mans::cpu {
 
 using detail::EncSym;
@@ -196,3 +204,5 @@ void rans_encode_avx2(RansEncodeArgs& a) {
 }
 
 }  // namespace mans::cpu
+
+#pragma GCC pop_options

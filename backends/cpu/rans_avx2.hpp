@@ -1,4 +1,4 @@
-// rans_avx2.hpp - AVX2 rANS lane kernels (compiled with -mavx2 in their own
+// rans_avx2.hpp - AVX2 rANS lane kernels (built for AVX2 in their own
 // translation unit and only called after run-time detection). They write and
 // read exactly the bytes of the scalar reference kernels.
 #pragma once
