@@ -18,8 +18,13 @@
 // here with AVX2 code under the names their portable copies have in other
 // files, and the linker may keep either for every caller. Defined before
 // this line, they stay portable (and are still inlined into the kernels).
+// Clang ignores GCC's target pragma and has its own.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx2")
+#endif
 
 namespace mans::cpu {
 
@@ -205,4 +210,8 @@ void rans_encode_avx2(RansEncodeArgs& a) {
 
 }  // namespace mans::cpu
 
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
