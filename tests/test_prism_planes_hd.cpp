@@ -305,17 +305,17 @@ TEST_CASE("plane split: one thread follows FORMAT.md 4.5 code by code", "[prism]
 TEST_CASE("plane split: the CPU backend's kernel sets follow FORMAT.md 4.5 code by code", "[prism][planes_hd][one_thread]") {
     const mans::detail::Backend& cpu = mans::detail::cpu_backend();
     const mans::cpu::CpuFeatures& has = mans::cpu::cpu_features();
-    const dp::PlaneBitKernels& portable = cpu.plane_bits(true);
+    const dp::PlaneBitKernels& portable = dp::kTablePlaneBits;
     std::vector<const dp::PlaneBitKernels*> sets{&portable};
     CHECK(std::string(portable.name) == "tables");
 #ifdef MANS_HAVE_BMI2_KERNELS
     // The dispatch takes the instructions exactly where they are fast; they
     // are tested wherever the CPU has them (slow PDEP is still right).
-    CHECK(std::string(cpu.plane_bits(false).name) == (has.fast_bmi2 ? "bmi2" : "tables"));
+    CHECK(std::string(cpu.plane_bits().name) == (has.fast_bmi2 ? "bmi2" : "tables"));
     if (has.bmi2) sets.push_back(&mans::cpu::kBmi2PlaneBits);
     else WARN("this CPU has no BMI2: only the table kernels ran");
 #else
-    CHECK(&cpu.plane_bits(false) == &portable);
+    CHECK(&cpu.plane_bits() == &portable);
     WARN("built without the PEXT / PDEP kernels: only the table kernels ran");
     (void)has;
 #endif

@@ -31,11 +31,9 @@ const RansKernels& cpu_kernels(bool force_scalar) {
     return kScalarKernels;
 }
 
-const prism::PlaneBitKernels& cpu_plane_bits(bool portable) {
+const prism::PlaneBitKernels& cpu_plane_bits() {
 #ifdef MANS_HAVE_BMI2_KERNELS
-    if (!portable && cpu::cpu_features().fast_bmi2) return cpu::kBmi2PlaneBits;
-#else
-    (void)portable;
+    if (cpu::cpu_features().fast_bmi2) return cpu::kBmi2PlaneBits;
 #endif
     return prism::kTablePlaneBits;
 }

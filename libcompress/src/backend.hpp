@@ -33,9 +33,9 @@ struct Backend {
                            const std::function<void(std::size_t, int)>& fn);
     int (*max_workers)(int threads);
     // PRISM's bitplane split and merge for one thread: PEXT / PDEP
-    // instructions where the CPU has fast ones and portable is false,
-    // else byte tables.
-    const prism::PlaneBitKernels& (*plane_bits)(bool portable);
+    // instructions where the CPU has fast ones, else byte tables
+    // (prism::kTablePlaneBits).
+    const prism::PlaneBitKernels& (*plane_bits)();
 };
 
 const Backend& cpu_backend();

@@ -3,8 +3,9 @@
 // The sweep (sweep.hpp) produces and consumes a level's codes in steps of a
 // few code ranges; only the chunks those ranges touch are held.
 //
-// LevelEncoder codes a chunk once all its codes are there (in a batch of
-// as many full chunks as threads), before the level's plane count P is known (it follows from every code of the level).
+// LevelEncoder codes a chunk once all its codes are there (full chunks are
+// coded in batches, one per thread), before the level's plane count P is
+// known (it follows from every code of the level).
 // The chunk is coded with its own plane count P_c <= P; in the level the
 // planes above it are empty, and an empty plane leaves the contexts of the
 // next one (FORMAT.md 4.5) as if it were absent, with one exception: after

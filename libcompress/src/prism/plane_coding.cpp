@@ -130,7 +130,7 @@ void split_plane_chunks(const std::uint32_t* words, std::uint64_t len, unsigned 
     std::vector<std::uint64_t> fresh(nw, 0);  // ... and first in plane b - 1
     std::vector<std::uint32_t> streams(static_cast<std::size_t>(kPlaneStreams * stride));
     PlaneSplitScratch scratch;
-    const PlaneBitKernels& kernels = cpu_backend().plane_bits(false);
+    const PlaneBitKernels& kernels = cpu_backend().plane_bits();
     auto split = [&](unsigned b, const std::uint64_t* plane, const std::uint64_t* fr, bool variant) {
         if (!plane_has_bits(team, plane, nw)) return;
         std::uint64_t stream_bits[kPlaneStreams];
@@ -171,7 +171,7 @@ Errc decode_plane_chunks(const std::uint8_t* const* payload, const std::size_t* 
     }
     std::vector<std::uint8_t> bytes[kPlaneStreams];
     PlaneSplitScratch scratch;
-    const PlaneBitKernels& kernels = cpu_backend().plane_bits(false);
+    const PlaneBitKernels& kernels = cpu_backend().plane_bits();
     for (unsigned b = b0; b < b1; ++b) {
         const std::size_t i = b - b0;
         if (size[i] == 0) {  // an all-zero plane chunk: nothing becomes significant
