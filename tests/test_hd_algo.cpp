@@ -16,6 +16,7 @@
 
 #include "core/hd_algo.hpp"
 #include "mapping/hybrid_tokens.hpp"
+#include "mapping/lane_tokens.hpp"
 #include "core/team.hpp"
 #include "entropy/cost_model.hpp"
 #include "entropy/rans.hpp"
@@ -260,6 +261,118 @@ TEST_CASE("best_split's group sums give best_split_by_cost's split and cost", "[
             }
     }
     CHECK(cases == 2068);  // per width 2 + 4 x 10 values (less those above it) + 480
+}
+
+TEST_CASE("HybridTokens32 gives hybrid_token's token and raw-bit count", "[hd]") {
+    // The CPU tokenizer's branch-free form against the definition: every
+    // 16-bit value under every split valid for u8 / u16, and for u32 the
+    // values around every power of two and random ones.
+    std::mt19937_64 rng(31);
+    std::uint64_t cases = 0;
+    for (unsigned B : {8u, 16u, 32u})
+        for (unsigned s = 0; s <= 8; ++s)
+            for (unsigned m = 0; m <= 4 && m <= s; ++m) {
+                const HybridSplit p{s, m};
+                if (!hybrid_split_valid(p, B)) continue;
+                const HybridTokens32 fast(p);
+                auto check = [&](std::uint32_t v) {
+                    unsigned want_raw = 0, got_raw = 0;
+                    const unsigned want = hybrid_token(v, p, &want_raw);
+                    const unsigned got = fast.token(v, &got_raw);
+                    if (got != want || got_raw != want_raw) {
+                        INFO("B=" << B << " s=" << s << " m=" << m << " v=" << v);
+                        REQUIRE(got == want);
+                        REQUIRE(got_raw == want_raw);
+                    }
+                    ++cases;
+                };
+                if (B <= 16) {
+                    for (std::uint32_t v = 0; v < (1u << B); ++v) check(v);
+                } else {
+                    for (unsigned e = 0; e < 32; ++e)
+                        for (std::uint32_t d : {0u, 1u, 2u, 0xffffffffu, 0xfffffffeu})
+                            check((std::uint32_t{1} << e) + d);
+                    for (int i = 0; i < 20000; ++i) check(static_cast<std::uint32_t>(rng() >> (rng() % 64)));
+                }
+            }
+    CHECK(cases > 2000000);
+}
+
+namespace {
+
+// tokenize_lanes with tokenize_hybrid_lane, the definition (and the path a
+// team runs): tokens and raw bits of one block.
+template <typename U, Predictor kPred>
+std::size_t tokenize_by_definition(const std::uint8_t* x, const LaneLayout& lay, std::uint64_t flip,
+                                   std::uint64_t center, HybridSplit split, std::uint8_t* tokens, std::uint8_t* bits) {
+    return tokenize_lanes(SoloTeam{}, lay, tokens, bits, [&](unsigned j, auto& sink) {
+        tokenize_hybrid_lane<U, kPred>(x, lay, flip, center, split, j, sink);
+    });
+}
+
+template <typename U>
+void check_serial_tokenizer(std::mt19937_64& rng, std::uint64_t flip, std::uint64_t* cases) {
+    using E = Elem<U>;
+    for (std::size_t n : {std::size_t{1}, std::size_t{31}, std::size_t{700}, std::size_t{5000}})
+        for (int shape = 0; shape < 4; ++shape) {
+            // Raw elements: near a center, a random walk with repeats,
+            // uniform over the type, and values at the type's two ends.
+            std::vector<std::uint8_t> x(n * sizeof(U));
+            const std::uint64_t base = rng() & E::mask;
+            std::uint64_t walk = base;
+            for (std::size_t i = 0; i < n; ++i) {
+                std::uint64_t v;
+                switch (shape) {
+                    case 0: v = base + (rng() % 64) - 32; break;
+                    case 1: walk += rng() % 3 == 0 ? 0 : (rng() % 2001) - 1000; v = walk; break;
+                    case 2: v = rng(); break;
+                    default: v = rng() % 2 ? E::mask - rng() % 4 : rng() % 4;
+                }
+                store_le<U>(x.data() + i * sizeof(U), static_cast<U>(v & E::mask));
+            }
+            const LaneLayout lay = LaneLayout::make(n, lanes_for(n));
+            const std::uint64_t center = shape == 3 ? 0 : (base ^ flip) & E::mask;
+            for (unsigned s = 0; s <= 8; ++s)
+                for (unsigned m = 0; m <= 4 && m <= s; ++m) {
+                    const HybridSplit split{s, m};
+                    if (!hybrid_split_valid(split, E::B, true)) continue;
+                    for (int predictor = 0; predictor < 3; ++predictor)
+                    with_predictor(static_cast<Predictor>(predictor), [&](auto pred) {
+                        constexpr Predictor kPred = decltype(pred)::value;
+                        std::vector<std::uint8_t> want_tok(lay.slots(), 0), got_tok(lay.slots(), 0);
+                        std::vector<std::uint8_t> want_bits(bit_writer_bytes(n * E::B)), got_bits(want_bits.size());
+                        const std::size_t want_len = tokenize_by_definition<U, kPred>(
+                            x.data(), lay, flip, center, split, want_tok.data(), want_bits.data());
+                        const std::size_t got_len = tokenize_hybrid_serial<U, kPred>(
+                            x.data(), lay, flip, center, split, got_tok.data(), got_bits.data());
+                        INFO("B=" << E::B << " flip=" << flip << " n=" << n << " shape " << shape << " s=" << s
+                                  << " m=" << m << " predictor " << int(kPred));
+                        REQUIRE(got_len == want_len);
+                        REQUIRE(got_tok == want_tok);
+                        REQUIRE(std::equal(got_bits.begin(), got_bits.begin() + static_cast<std::ptrdiff_t>(got_len),
+                                           want_bits.begin()));
+                        ++*cases;
+                        return true;
+                    });
+                }
+        }
+}
+
+}  // namespace
+
+TEST_CASE("tokenize_hybrid_serial writes the definition's tokens and raw bits", "[hd]") {
+    // The CPU encoder's hybrid tokenizer (a team of one, up to 32-bit
+    // elements) against tokenize_lanes + tokenize_hybrid_lane: every split
+    // and predictor, unsigned and signed (flipped) elements,
+    // 1 to 32 lanes.
+    std::mt19937_64 rng(37);
+    std::uint64_t cases = 0;
+    check_serial_tokenizer<std::uint8_t>(rng, 0, &cases);
+    check_serial_tokenizer<std::uint16_t>(rng, 0, &cases);
+    check_serial_tokenizer<std::uint16_t>(rng, std::uint64_t{1} << 15, &cases);
+    check_serial_tokenizer<std::uint32_t>(rng, 0, &cases);
+    check_serial_tokenizer<std::uint32_t>(rng, std::uint64_t{1} << 31, &cases);
+    CHECK(cases > 1000);
 }
 
 TEST_CASE("team_or gives every member the OR of the ranks' values", "[hd][thread_team]") {

@@ -667,6 +667,12 @@ private:
         if (!tokens || !bits) return fail(), false;
         std::size_t bits_len = 0;
         with_predictor(pred, [&](auto p) {
+#if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+            if constexpr (std::is_same_v<Team, SoloTeam> && E::B <= 32) {  // the CPU's encode_block
+                bits_len = tokenize_hybrid_serial<U, decltype(p)::value>(x_, lay_, flip_, center_, split, tokens, bits);
+                return true;
+            }
+#endif
             bits_len = tokenize_lanes(team_, lay_, tokens, bits, [&](unsigned j, auto& sink) {
                 tokenize_hybrid_lane<U, decltype(p)::value>(x_, lay_, flip_, center_, split, j, sink);
             });

@@ -237,4 +237,87 @@ MANS_HD void tokenize_hybrid_lane(const std::uint8_t* x, const LaneLayout& lay, 
     }
 }
 
+#if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+// The CPU's hybrid tokens, for elements of up to 32 bits: hybrid_token's
+// token and raw-bit count, without its select between the direct and the
+// big case, which GCC compiles to a branch that mispredicts on real data.
+// For a big value the token is its top m + 1 bits plus a constant per
+// leading bit: (v >> (e - m)) = 2^m + mantissa, so
+//   (1 << s) + ((e - s) << m) + mantissa = (v >> (e - m)) + (e << m) + k_off
+// with k_off = 2^s - (s << m) - 2^m (mod 2^32). A direct value is v >> 0.
+// test_hd_algo.cpp checks it against hybrid_token for every split.
+struct HybridTokens32 {
+    unsigned m;
+    std::uint32_t direct_end;  // 2^s (OR-ed in, it also keeps clz from seeing 0)
+    std::uint32_t k_off;
+
+    explicit HybridTokens32(HybridSplit p)
+        : m(p.m), direct_end(1u << p.s), k_off((1u << p.s) - (p.s << p.m) - (1u << p.m)) {}
+
+    // v < 2^32; *nraw <= 31.
+    unsigned token(std::uint32_t v, unsigned* nraw) const {
+        const unsigned e = 31u - static_cast<unsigned>(__builtin_clz(v | direct_end));
+        const std::uint32_t big = 0u - static_cast<std::uint32_t>(v >= direct_end);  // all ones or zero
+        const unsigned shift = (e - m) & big;
+        *nraw = shift;
+        return (v >> shift) + (((e << m) + k_off) & big);
+    }
+};
+
+// tokenize_lanes with tokenize_hybrid_lane for a team of one (the CPU's
+// encode_block), for elements of up to 32 bits: the same tokens and raw
+// bits (test_hd_algo.cpp compares them for every predictor, split and
+// dtype; the team tests compare whole blocks with the GPU's path). One
+// loop with every value in a register: tokenize_lanes' sink kept its bit
+// writer in memory and hybrid_token branched, about 17 cycles an element
+// against 7 here (u16, exafel).
+//
+// flip is 0 or 2^(B-1), and XOR with 2^(B-1) is addition mod 2^B, so the
+// biased difference u - ref equals the raw one, raw - (ref - flip): the
+// loop works on raw values, with the center moved by -flip.
+template <typename U, Predictor kPred>
+std::size_t tokenize_hybrid_serial(const std::uint8_t* x, const LaneLayout& lay, std::uint64_t flip,
+                                   std::uint64_t center, HybridSplit split, std::uint8_t* tokens, std::uint8_t* bits) {
+    using E = Elem<U>;
+    static_assert(E::B <= 32, "raw-bit counts of up to 31 per element");
+    const HybridTokens32 hyb(split);
+    const std::uint32_t repeat_tok = hybrid_token_count(split, E::B);
+    const std::uint32_t raw_center = static_cast<std::uint32_t>(center - flip);
+    const unsigned lanes = lay.lanes;
+    std::uint8_t* out = bits;
+    std::uint64_t acc = 0;  // pending bits (fewer than 8 between elements)
+    unsigned fill = 0;
+    for (unsigned j = 0; j < lanes; ++j) {
+        const std::size_t len = lay.lane_len(j);
+        const std::uint8_t* src = x + static_cast<std::size_t>(j) * lay.seg * sizeof(U);
+        std::uint8_t* tok_out = tokens + j;
+        std::uint32_t prev = raw_center;  // a lane's first element refers to the center
+        for (std::size_t t = 0; t < len; ++t) {
+            const std::uint32_t u = static_cast<std::uint32_t>(load_le<U>(src + t * sizeof(U)));
+            const std::uint32_t d = u - (kPred == Predictor::lane_previous ? prev : raw_center);
+            std::uint32_t v = (d << 1) ^ (0u - ((d >> (E::B - 1)) & 1u));  // zigzag mod 2^B
+            if constexpr (E::B < 32) v &= static_cast<std::uint32_t>(E::mask);
+            unsigned nraw = 0;
+            std::uint32_t tok = hyb.token(v, &nraw);
+            if (kPred == Predictor::center_repeat) {
+                const std::uint32_t rep = 0u - static_cast<std::uint32_t>(u == prev && nraw != 0);
+                tok = (tok & ~rep) | (repeat_tok & rep);
+                nraw &= ~rep;
+            }
+            prev = u;
+            tok_out[t * lanes] = static_cast<std::uint8_t>(tok);
+            // BitWriter::put inline: store 8 bytes, keep the unfinished one.
+            acc |= static_cast<std::uint64_t>(v & ((1u << nraw) - 1u)) << fill;
+            fill += nraw;
+            store_le<std::uint64_t>(out, acc);
+            out += fill >> 3;
+            acc >>= fill & 56u;
+            fill &= 7u;
+        }
+    }
+    if (fill) *out++ = static_cast<std::uint8_t>(acc);
+    return static_cast<std::size_t>(out - bits);
+}
+#endif
+
 }  // namespace mans::detail
