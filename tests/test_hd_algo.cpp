@@ -15,11 +15,13 @@
 #include <vector>
 
 #include "core/hd_algo.hpp"
+#include "mapping/block_encode.hpp"
 #include "mapping/hybrid_tokens.hpp"
 #include "mapping/lane_tokens.hpp"
 #include "core/team.hpp"
 #include "entropy/cost_model.hpp"
 #include "entropy/rans.hpp"
+#include "entropy/token_stream_encode.hpp"
 #include "thread_team.hpp"
 
 using namespace mans::detail;
@@ -46,6 +48,27 @@ TEST_CASE("heap_sort_u64, unique_u64 and lower_bound_u64 equal the standard algo
             }
         }
     }
+}
+
+TEST_CASE("radix_sort_u64 equals std::sort for keys of every width", "[hd]") {
+    std::mt19937_64 rng(41);
+    for (unsigned bits : {1u, 8u, 11u, 16u, 32u, 33u, 64u})
+        for (std::size_t n : {0, 1, 2, 255, 2048, 40000})
+            for (int shape = 0; shape < 3; ++shape) {
+                const std::uint64_t mask = bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
+                std::vector<std::uint64_t> a(n), tmp(n);
+                const std::uint64_t base = rng() & mask;
+                for (auto& v : a) {
+                    // uniform, clustered (high bytes all equal: skipped passes), few values
+                    v = shape == 0 ? rng() : shape == 1 ? base + rng() % 300 : base ^ (rng() % 3 << (bits - 1));
+                    v &= mask;
+                }
+                std::vector<std::uint64_t> ref = a;
+                std::sort(ref.begin(), ref.end());
+                radix_sort_u64(a.data(), n, tmp.data(), bits);
+                INFO("bits=" << bits << " n=" << n << " shape " << shape);
+                REQUIRE(a == ref);
+            }
 }
 
 // The table is evaluated at compile time: these hold before any test runs.
@@ -373,6 +396,74 @@ TEST_CASE("tokenize_hybrid_serial writes the definition's tokens and raw bits", 
     check_serial_tokenizer<std::uint32_t>(rng, 0, &cases);
     check_serial_tokenizer<std::uint32_t>(rng, std::uint64_t{1} << 31, &cases);
     CHECK(cases > 1000);
+}
+
+TEST_CASE("host_context_histogram counts tokens by the previous token's class as the team loop does", "[hd]") {
+    // The CPU's histogram for a token stream (a team of one) against the
+    // definition (class token_class8 of the lane's previous token, class 0
+    // at a lane's start): every lane count, streams ending mid-step, tokens
+    // of every class.
+    std::mt19937_64 rng(43);
+    unsigned cases = 0;
+    for (std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{33}, std::size_t{511}, std::size_t{4097},
+                          std::size_t{65536}, std::size_t{65531}})
+        for (unsigned lanes : {1u, 2u, 8u, 32u}) {
+            const LaneLayout lay = LaneLayout::make(n, lanes);
+            std::vector<std::uint8_t> tokens(lay.slots(), 0);
+            for (unsigned j = 0; j < lanes; ++j)
+                for (std::size_t t = 0; t < lay.lane_len(j); ++t)
+                    tokens[t * lanes + j] = static_cast<std::uint8_t>(rng() % 4 ? rng() % 300 >> (rng() % 9) : 0);
+            std::uint32_t want[kMaxContexts][256] = {}, got[kMaxContexts][256] = {};
+            for (unsigned j = 0; j < lanes; ++j)
+                for (std::size_t t = 0; t < lay.lane_len(j); ++t)
+                    ++want[t ? token_class8(tokens[(t - 1) * lanes + j]) : 0][tokens[t * lanes + j]];
+            host_context_histogram(tokens.data(), lay, got);
+            INFO("n=" << n << " lanes=" << lanes);
+            for (unsigned c = 0; c < kMaxContexts; ++c)
+                for (unsigned s = 0; s < 256; ++s) REQUIRE(got[c][s] == want[c][s]);
+            ++cases;
+        }
+    CHECK(cases == 28);
+}
+
+namespace {
+
+template <typename U>
+void check_host_block_stats(std::mt19937_64& rng, std::uint64_t flip) {
+    for (std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{4096}, std::size_t{4097}, std::size_t{70000}})
+        for (int shape = 0; shape < 3; ++shape) {
+            std::vector<std::uint8_t> x(n * sizeof(U));
+            for (std::size_t i = 0; i < n; ++i) {
+                // random, all at the type's top (the partial sums' worst case), near the sign flip
+                const std::uint64_t v = shape == 0 ? rng() : shape == 1 ? ~std::uint64_t{0} : flip + rng() % 5 - 2;
+                store_le<U>(x.data() + i * sizeof(U), static_cast<U>(v));
+            }
+            std::uint64_t lo = ~std::uint64_t{0}, hi = 0, sum = 0;
+            for (std::size_t i = 0; i < n; ++i) {
+                const std::uint64_t u = load_biased<U>(x.data(), i, flip);
+                lo = u < lo ? u : lo;
+                hi = u > hi ? u : hi;
+                sum += u;
+            }
+            const Stats got = host_block_stats<U>(x.data(), n, flip);
+            INFO("bytes=" << sizeof(U) << " flip=" << flip << " n=" << n << " shape " << shape);
+            REQUIRE(got.min == lo);
+            REQUIRE(got.max == hi);
+            REQUIRE(got.sum == sum);
+        }
+}
+
+}  // namespace
+
+TEST_CASE("host_block_stats gives the block's min, max and sum of biased values", "[hd]") {
+    std::mt19937_64 rng(47);
+    check_host_block_stats<std::uint8_t>(rng, 0);
+    check_host_block_stats<std::uint16_t>(rng, 0);
+    check_host_block_stats<std::uint16_t>(rng, std::uint64_t{1} << 15);
+    check_host_block_stats<std::uint32_t>(rng, 0);
+    check_host_block_stats<std::uint32_t>(rng, std::uint64_t{1} << 31);
+    check_host_block_stats<std::uint64_t>(rng, 0);
+    check_host_block_stats<std::uint64_t>(rng, std::uint64_t{1} << 63);
 }
 
 TEST_CASE("team_or gives every member the OR of the ranks' values", "[hd][thread_team]") {

@@ -50,6 +50,34 @@ MANS_HD void sort_u64(std::uint64_t* a, std::size_t n) {
 #endif
 }
 
+#if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+// sort_u64 of keys below 2^key_bits (key_bits <= 64), for the CPU: a
+// least-significant-digit radix sort, a byte per pass, with tmp holding n
+// entries. Passes whose byte is the same in every key are skipped. The
+// encoder's median sample (2,048 keys a block) took std::sort about 7 % of
+// MANS compression on u16 data; this is several times faster there.
+inline void radix_sort_u64(std::uint64_t* a, std::size_t n, std::uint64_t* tmp, unsigned key_bits) {
+    std::uint64_t* from = a;
+    std::uint64_t* to = tmp;
+    for (unsigned shift = 0; shift < key_bits; shift += 8) {
+        std::size_t count[256] = {};
+        for (std::size_t i = 0; i < n; ++i) ++count[(from[i] >> shift) & 0xff];
+        if (n == 0 || count[(from[0] >> shift) & 0xff] == n) continue;  // one byte value: the order stays
+        std::size_t at = 0;
+        for (std::size_t& c : count) {
+            const std::size_t k = c;
+            c = at;
+            at += k;
+        }
+        for (std::size_t i = 0; i < n; ++i) to[count[(from[i] >> shift) & 0xff]++] = from[i];
+        std::uint64_t* const t = from;
+        from = to;
+        to = t;
+    }
+    if (from != a) std::copy(from, from + n, a);
+}
+#endif
+
 // Removes adjacent duplicates of a sorted range; returns the new length.
 MANS_HD std::size_t unique_u64(std::uint64_t* a, std::size_t n) {
     if (n == 0) return 0;

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "core/byte_io.hpp"
 #include "core/hd.hpp"
@@ -233,6 +234,44 @@ MANS_HD_CALL StreamTables team_choose_stream_tables(const Team& team, StreamWork
     return {w.trials[best], k, bits[best]};
 }
 
+#if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+// encode_token_stream_into's histogram by previous-token class, for one
+// thread on the CPU: the same counts, with the class from a table and
+// alternate lanes counted in a second histogram (consecutive increments of
+// one bin otherwise wait on each other's stores). `hist8` is zeroed.
+inline void host_context_histogram(const std::uint8_t* tokens, const LaneLayout& lay, std::uint32_t (*hist8)[256]) {
+    struct ClassTable {
+        std::uint8_t v[256];
+        constexpr ClassTable() : v() {
+            for (unsigned t = 0; t < 256; ++t) {
+                unsigned len = 0;
+                while (len < 8 && (t >> len)) ++len;
+                v[t] = static_cast<std::uint8_t>(len < 7 ? len : 7);
+            }
+        }
+    };
+    static constexpr ClassTable kClass{};
+    std::uint32_t odd[kMaxContexts][256] = {};
+    const unsigned lanes = lay.lanes;
+    const std::size_t full = lay.full_steps();
+    if (lay.seg > 0)  // step 0: every lane starts in class 0
+        for (unsigned j = 0, active = full > 0 ? lanes : lay.active_at(0); j < active; ++j) ++hist8[0][tokens[j]];
+    for (std::size_t t = 1; t < lay.seg; ++t) {
+        const unsigned active = t < full ? lanes : lay.active_at(t);
+        const std::uint8_t* row = tokens + t * lanes;
+        const std::uint8_t* prev = row - lanes;
+        unsigned j = 0;
+        for (; j + 1 < active; j += 2) {
+            ++hist8[kClass.v[prev[j]]][row[j]];
+            ++odd[kClass.v[prev[j + 1]]][row[j + 1]];
+        }
+        if (j < active) ++hist8[kClass.v[prev[j]]][row[j]];
+    }
+    for (unsigned c = 0; c < kMaxContexts; ++c)
+        for (unsigned s = 0; s < 256; ++s) hist8[c][s] += odd[c][s];
+}
+#endif
+
 // Appends the coded stream of `lay.n` interleaved tokens to `out` (an output
 // with `std::uint8_t* grow(std::size_t)`, null when it cannot take that
 // many more bytes). `lanes_encode(RansEncodeArgs&)` runs the lane loop and
@@ -253,6 +292,10 @@ MANS_HD_CALL bool encode_token_stream_into(const std::uint8_t* tokens, const Lan
     StreamWork& w = *b.work;
     std::uint32_t (*hist8)[256] = w.hist8;
     team_zero(team, reinterpret_cast<std::uint8_t*>(hist8), sizeof w.hist8);
+#if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+    if constexpr (std::is_same_v<Team, SoloTeam>) host_context_histogram(tokens, lay, hist8);
+    else
+#endif
     team.for_ranks([&](unsigned r) {
         const RankSpan steps = rank_span(r, team.size(), lay.seg);
         for (std::size_t t = steps.begin; t < steps.end; ++t) {

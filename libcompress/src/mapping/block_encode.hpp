@@ -58,6 +58,33 @@ struct Stats {
     std::uint64_t sum = 0;  // of biased values; only read for B <= 32, where it cannot overflow
 };
 
+#if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+// BlockEncoder::block_stats for one thread on the CPU: the same numbers
+// from a loop that the compiler vectorizes (in the element type, partial
+// sums of 4,096 elements in 32 bits where they cannot overflow); the
+// 64-bit select chain of the shared loop took 9 % of u16 compression.
+template <typename U>
+Stats host_block_stats(const std::uint8_t* x, std::size_t n, std::uint64_t flip) {
+    using Part = std::conditional_t<sizeof(U) <= 2, std::uint32_t, std::uint64_t>;
+    constexpr std::size_t kPart = 4096;  // 4,096 * (2^16 - 1) < 2^32
+    const U f = static_cast<U>(flip);
+    U lo = static_cast<U>(~U{0}), hi = 0;
+    std::uint64_t sum = 0;
+    for (std::size_t i = 0; i < n;) {
+        const std::size_t end = n - i < kPart ? n : i + kPart;
+        Part part = 0;
+        for (; i < end; ++i) {
+            const U u = static_cast<U>(load_le<U>(x + i * sizeof(U)) ^ f);
+            lo = u < lo ? u : lo;
+            hi = u > hi ? u : hi;
+            part += u;
+        }
+        sum += part;
+    }
+    return {lo, hi, sum};
+}
+#endif
+
 // Histograms of the mode choice (about 90 KiB, 64 KiB of them the split
 // search's per-rank token histograms), kept in the caller's scratch like
 // StreamWork: on a GPU they would not fit a thread's stack.
@@ -253,6 +280,9 @@ private:
     // and every member combines the ranks' results: the same numbers in
     // any order.
     MANS_HD_CALL Stats block_stats() const {
+#if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+        if constexpr (std::is_same_v<Team, SoloTeam>) return host_block_stats<U>(x_, n_, flip_);
+#endif
         if (team_.size() == 1) return strided_stats(0, 1);
         std::uint64_t* mins = team_region(team_, kTeamRankFlags);
         std::uint64_t* maxs = team_region(team_, kTeamRankValues);
@@ -306,9 +336,20 @@ private:
         team_.for_ranks([&](unsigned r) {
             for (std::size_t q = r; q < size; q += team_.size()) s[q] = load_biased<U>(x_, sampled_index(4 * q), flip_);
         });
-        if (team_.size() == 1)
+        if (team_.size() == 1) {
+#if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+            // A radix sort where the Env has room for its copy (the CPU's
+            // does; the sorted scratch is only a team's dictionary's):
+            // either sort gives the same order.
+            if (std::uint64_t* tmp = env_.sorted(size)) {
+                radix_sort_u64(s, size, tmp, E::B);
+            } else {
+                sort_u64(s, size);
+            }
+#else
             sort_u64(s, size);
-        else
+#endif
+        } else
             team_sort_u64(team_, s, size);
         center_ = sorted_sample_median(s, size);
     }
@@ -538,13 +579,24 @@ private:
                                          : hint == ModeHint::token_delta ? split_delta_
                                                                          : split_repeat_;
                 const unsigned repeat_tok = hybrid_token_count(ch.split, E::B);
-                return sample_stream_cost([&](std::size_t i, std::uint64_t prev_u, unsigned* nraw) {
-                    const std::uint64_t u = load_biased<U>(x_, i, flip_);
-                    const std::uint64_t ref = hint == ModeHint::token_delta ? prev_u : center_;
-                    unsigned tok = hybrid_token(zigzag((u - ref) & E::mask, E::B), ch.split, nraw);
-                    if (hint == ModeHint::token_repeat && u == prev_u && *nraw) tok = repeat_tok, *nraw = 0;
-                    return tok;
-                });
+                const auto cost_with = [&](const auto& token_of) {
+                    return sample_stream_cost([&](std::size_t i, std::uint64_t prev_u, unsigned* nraw) {
+                        const std::uint64_t u = load_biased<U>(x_, i, flip_);
+                        const std::uint64_t ref = hint == ModeHint::token_delta ? prev_u : center_;
+                        unsigned tok = token_of(zigzag((u - ref) & E::mask, E::B), nraw);
+                        if (hint == ModeHint::token_repeat && u == prev_u && *nraw) tok = repeat_tok, *nraw = 0;
+                        return tok;
+                    });
+                };
+#if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+                if constexpr (E::B <= 32) {  // the CPU's branch-free tokens (hybrid_tokens.hpp)
+                    const HybridTokens32 fast(ch.split);
+                    return cost_with([&](std::uint64_t v, unsigned* nraw) {
+                        return fast.token(static_cast<std::uint32_t>(v), nraw);
+                    });
+                }
+#endif
+                return cost_with([&](std::uint64_t v, unsigned* nraw) { return hybrid_token(v, ch.split, nraw); });
             }
             case ModeHint::byte_planes: {
                 std::uint64_t cost = 0;
