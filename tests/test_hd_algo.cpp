@@ -466,6 +466,89 @@ TEST_CASE("host_block_stats gives the block's min, max and sum of biased values"
     check_host_block_stats<std::uint64_t>(rng, std::uint64_t{1} << 63);
 }
 
+namespace {
+
+template <typename U>
+void check_serial_reconstruct(std::mt19937_64& rng, std::uint64_t flip, std::uint64_t* valid, std::uint64_t* rejected) {
+    using E = Elem<U>;
+    for (std::size_t n : {std::size_t{1}, std::size_t{40}, std::size_t{3000}})
+        for (unsigned s = 0; s <= 8; s += 2)
+            for (unsigned m = 0; m <= 4 && m <= s; m += 2)
+                for (int predictor = 0; predictor < 3; ++predictor) {
+                    const HybridSplit split{s, m};
+                    if (!hybrid_split_valid(split, E::B, predictor == 2)) continue;
+                    // A valid section from the tokenizer (a random walk with
+                    // repeats), then corruptions of it: a token, a bit, the
+                    // length one byte short or long, random tokens.
+                    std::vector<std::uint8_t> x(n * sizeof(U));
+                    std::uint64_t walk = rng();
+                    for (std::size_t i = 0; i < n; ++i) {
+                        walk += rng() % 3 == 0 ? 0 : (rng() % 4001) - 2000;
+                        store_le<U>(x.data() + i * sizeof(U), static_cast<U>(walk));
+                    }
+                    const LaneLayout lay = LaneLayout::make(n, lanes_for(n));
+                    const std::uint64_t center = rng() & E::mask;
+                    std::vector<std::uint8_t> tokens(lay.slots(), 0), bits(bit_writer_bytes(n * E::B) + 8, 0);
+                    std::uint32_t len = 0;
+                    with_predictor(static_cast<Predictor>(predictor), [&](auto pred) {
+                        len = static_cast<std::uint32_t>(tokenize_hybrid_serial<U, decltype(pred)::value>(
+                            x.data(), lay, flip, center, split, tokens.data(), bits.data()));
+                        return true;
+                    });
+                    for (int variant = 0; variant < 6; ++variant) {
+                        std::vector<std::uint8_t> tok = tokens, raw = bits;
+                        std::uint32_t l = len;
+                        if (variant == 1) tok[rng() % n / lay.lanes * lay.lanes] ^= static_cast<std::uint8_t>(1 + rng() % 255);
+                        if (variant == 2 && l) raw[rng() % l] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
+                        if (variant == 3 && l) --l;
+                        if (variant == 4) ++l;
+                        if (variant == 5)
+                            for (unsigned j = 0; j < lay.lanes; ++j)
+                                for (std::size_t t = 0; t < lay.lane_len(j); ++t)
+                                    tok[t * lay.lanes + j] = static_cast<std::uint8_t>(rng());
+                        std::vector<std::uint8_t> want(n * sizeof(U)), got(n * sizeof(U));
+                        HybridTokenInfo info[kHybridTokenInfoEntries];
+                        bool want_ok = false, got_ok = false;
+                        with_predictor(static_cast<Predictor>(predictor), [&](auto pred) {
+                            constexpr Predictor kPred = decltype(pred)::value;
+                            want_ok = reconstruct_hybrid<U, kPred>(SoloTeam{}, tok.data(), lay, flip, center, split,
+                                                                   raw.data(), l, want.data(), info);
+                            got_ok = reconstruct_hybrid_serial<U, kPred>(tok.data(), lay, flip, center, split,
+                                                                         raw.data(), l, got.data());
+                            return true;
+                        });
+                        INFO("B=" << E::B << " flip=" << flip << " n=" << n << " s=" << s << " m=" << m
+                                  << " predictor " << predictor << " variant " << variant);
+                        REQUIRE(got_ok == want_ok);
+                        if (variant == 0) REQUIRE((want_ok && want == x));
+                        if (want_ok) {
+                            REQUIRE(got == want);
+                            ++*valid;
+                        } else {
+                            ++*rejected;
+                        }
+                    }
+                }
+}
+
+}  // namespace
+
+TEST_CASE("reconstruct_hybrid_serial decodes and rejects as reconstruct_hybrid does", "[hd]") {
+    // The CPU decoder's hybrid-token loop (a team of one, up to 32-bit
+    // elements) against the shared one: the elements of valid sections,
+    // and the verdict on corrupt ones (a changed token or raw bit, a
+    // section a byte short or long, random tokens).
+    std::mt19937_64 rng(53);
+    std::uint64_t valid = 0, rejected = 0;
+    check_serial_reconstruct<std::uint8_t>(rng, 0, &valid, &rejected);
+    check_serial_reconstruct<std::uint16_t>(rng, 0, &valid, &rejected);
+    check_serial_reconstruct<std::uint16_t>(rng, std::uint64_t{1} << 15, &valid, &rejected);
+    check_serial_reconstruct<std::uint32_t>(rng, 0, &valid, &rejected);
+    check_serial_reconstruct<std::uint32_t>(rng, std::uint64_t{1} << 31, &valid, &rejected);
+    CHECK(valid > 300);
+    CHECK(rejected > 300);
+}
+
 TEST_CASE("team_or gives every member the OR of the ranks' values", "[hd][thread_team]") {
     std::mt19937_64 rng(13);
     std::uint64_t area[kTeamSharedWords];

@@ -174,6 +174,64 @@ MANS_HD_CALL bool reconstruct_hybrid(const Team& team, const std::uint8_t* token
     });
 }
 
+#if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+// reconstruct_hybrid for one thread on the CPU (the CPU's decode_block) and
+// elements of up to 32 bits: the same elements and the same verdict. Each
+// element's raw bits come from an 8-byte load at its bit position, so the
+// only chain between elements is that position (BitReader's refill is a
+// branch on the bits left, which mispredicts with variable counts). It
+// works on raw values: flip is 0 or 2^(B-1), and adding it mod 2^B is
+// XOR with it. test_hd_algo.cpp compares it with reconstruct_hybrid.
+template <typename U, Predictor kPred>
+bool reconstruct_hybrid_serial(const std::uint8_t* tokens, const LaneLayout& lay, std::uint64_t flip,
+                               std::uint64_t center, HybridSplit split, const std::uint8_t* bits, std::uint32_t len,
+                               std::uint8_t* y) {
+    using E = Elem<U>;
+    static_assert(E::B <= 32, "raw-bit counts of up to 31 per element");
+    const unsigned repeat_tok = hybrid_token_count(split, E::B);
+    std::uint32_t base[256];
+    std::uint8_t nraw[256];
+    std::uint32_t all_ok = 1, tok_ok[256];
+    for (unsigned t = 0; t < 256; ++t) {
+        std::uint64_t b = 0;
+        unsigned nr = 0;
+        tok_ok[t] = kPred == Predictor::center_repeat && t == repeat_tok ? 1u : hybrid_untoken(t, split, E::B, &b, &nr);
+        base[t] = static_cast<std::uint32_t>(b);
+        nraw[t] = static_cast<std::uint8_t>(nr);
+    }
+    const std::uint32_t raw_center = static_cast<std::uint32_t>(center ^ flip);
+    const std::uint64_t end_bits = 8 * static_cast<std::uint64_t>(len);
+    std::uint64_t pos = 0;  // bits read so far
+    for (unsigned j = 0; j < lay.lanes; ++j) {
+        const std::size_t lane_len = lay.lane_len(j);
+        const std::uint8_t* src = tokens + j;
+        U* dst = reinterpret_cast<U*>(y) + static_cast<std::size_t>(j) * lay.seg;
+        std::uint32_t prev = raw_center;  // a lane's first element refers to the center
+        for (std::size_t t = 0; t < lane_len; ++t) {
+            const unsigned tk = src[t * lay.lanes];
+            all_ok &= tok_ok[tk];
+            const unsigned nr = nraw[tk];
+            const std::uint64_t byte = pos >> 3;
+            std::uint64_t word = 0;  // the bits from pos on (zeros past the section's end)
+            if (byte + 8 <= len) {
+                word = load_le<std::uint64_t>(bits + byte);
+            } else {
+                for (std::uint64_t k = byte; k < len; ++k) word |= std::uint64_t{bits[k]} << (8 * (k - byte));
+            }
+            const std::uint32_t v = base[tk] | (static_cast<std::uint32_t>(word >> (pos & 7)) & ((1u << nr) - 1u));
+            pos += nr;
+            const std::uint32_t diff = (v >> 1) ^ (0u - (v & 1u));  // unzigzag mod 2^B
+            std::uint32_t u = (kPred == Predictor::lane_previous ? prev : raw_center) + diff;
+            if (kPred == Predictor::center_repeat) u = tk == repeat_tok ? prev : u;
+            prev = u;
+            store_le<U>(reinterpret_cast<std::uint8_t*>(dst + t), static_cast<U>(u));
+        }
+    }
+    // BitReader's bits_exact: no bit past the end, and no spare byte.
+    return all_ok != 0 && pos <= end_bits && (pos + 7) / 8 == len;
+}
+#endif
+
 // Scratch in caller-owned memory (the GPU's per-block slices) for blocks
 // of up to `max_n` elements of `esize` bytes, or with esize 1 for blocks of
 // any type of up to max_n bytes (the device API, which learns a stream's
@@ -323,6 +381,10 @@ private:
         std::uint32_t len = 0;
         if (!get_tokens_and_bits(&lay, &bits, &len)) return false;
         return with_predictor(static_cast<Predictor>(pred), [&](auto p) {
+#if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+            if constexpr (std::is_same_v<Team, SoloTeam> && E::B <= 32)  // the CPU's decode_block
+                return reconstruct_hybrid_serial<U, decltype(p)::value>(tokens_, lay, flip_, c, split, bits, len, y_);
+#endif
             return reconstruct_hybrid<U, decltype(p)::value>(team_, tokens_, lay, flip_, c, split, bits, len, y_,
                                                              sc_.hybrid_token_info());
         });
