@@ -71,6 +71,35 @@ TEST_CASE("radix_sort_u64 equals std::sort for keys of every width", "[hd]") {
             }
 }
 
+TEST_CASE("a radix sort of (value, element) pairs gives the dictionary and indices of sort, unique and lower_bound", "[hd]") {
+    // The CPU dictionary of 32-bit values (put_dictionary): pairs sorted on
+    // their high half only, then dictionary_from_sorted_pairs.
+    std::mt19937_64 rng(59);
+    for (std::size_t n : {1, 2, 100, 5000, 65536})
+        for (int shape = 0; shape < 3; ++shape) {
+            std::vector<std::uint64_t> values(n);
+            for (auto& v : values) {
+                // few values with holes, all distinct-ish, the type's ends
+                v = shape == 0 ? (rng() % 40) * 1000003u : shape == 1 ? rng() >> 32 : (rng() % 2 ? 0xffffffffu : 0u);
+                v &= 0xffffffffu;
+            }
+            std::vector<std::uint64_t> pairs(n), tmp(n);
+            for (std::size_t i = 0; i < n; ++i) pairs[i] = values[i] << 32 | i;
+            radix_sort_u64(pairs.data(), n, tmp.data(), 64, 32);
+            std::vector<std::uint32_t> index(n, 0xdeadbeef);
+            const std::size_t size = dictionary_from_sorted_pairs(pairs.data(), n, index.data());
+            std::vector<std::uint64_t> want = values;
+            std::sort(want.begin(), want.end());
+            want.erase(std::unique(want.begin(), want.end()), want.end());
+            INFO("n=" << n << " shape " << shape);
+            REQUIRE(size == want.size());
+            REQUIRE(std::equal(want.begin(), want.end(), pairs.begin()));
+            for (std::size_t i = 0; i < n; ++i)
+                REQUIRE(index[i] == static_cast<std::uint32_t>(std::lower_bound(want.begin(), want.end(), values[i]) -
+                                                               want.begin()));
+        }
+}
+
 // The table is evaluated at compile time: these hold before any test runs.
 static_assert(kLog2SmallHost.v[0] == 0 && kLog2SmallHost.v[1] == 0 && kLog2SmallHost.v[2] == 65536);
 static_assert(kLog2SmallHost.v[3] == 103872 && kLog2SmallHost.v[4096] == 12 * 65536);

@@ -56,10 +56,13 @@ MANS_HD void sort_u64(std::uint64_t* a, std::size_t n) {
 // entries. Passes whose byte is the same in every key are skipped. The
 // encoder's median sample (2,048 keys a block) took std::sort about 7 % of
 // MANS compression on u16 data; this is several times faster there.
-inline void radix_sort_u64(std::uint64_t* a, std::size_t n, std::uint64_t* tmp, unsigned key_bits) {
+// With first_bit > 0 only bits [first_bit, key_bits) are the key, and
+// entries with equal keys keep their order (the sort is stable).
+inline void radix_sort_u64(std::uint64_t* a, std::size_t n, std::uint64_t* tmp, unsigned key_bits,
+                           unsigned first_bit = 0) {
     std::uint64_t* from = a;
     std::uint64_t* to = tmp;
-    for (unsigned shift = 0; shift < key_bits; shift += 8) {
+    for (unsigned shift = first_bit; shift < key_bits; shift += 8) {
         std::size_t count[256] = {};
         for (std::size_t i = 0; i < n; ++i) ++count[(from[i] >> shift) & 0xff];
         if (n == 0 || count[(from[0] >> shift) & 0xff] == n) continue;  // one byte value: the order stays
@@ -75,6 +78,22 @@ inline void radix_sort_u64(std::uint64_t* a, std::size_t n, std::uint64_t* tmp, 
         to = t;
     }
     if (from != a) std::copy(from, from + n, a);
+}
+
+// A dictionary from n (value << 32 | element) pairs sorted by value (B <=
+// 32): the distinct values go to pairs[0, size) in order, and index[e] gets
+// the position of element e's value. Returns size.
+inline std::size_t dictionary_from_sorted_pairs(std::uint64_t* pairs, std::size_t n, std::uint32_t* index) {
+    std::size_t size = 0;
+    std::uint64_t last = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+        const std::uint64_t pair = pairs[k];  // read before pairs[size - 1] (size - 1 <= k) is written
+        const std::uint64_t value = pair >> 32;
+        if (k == 0 || value != last) pairs[size++] = value;
+        last = value;
+        index[static_cast<std::uint32_t>(pair)] = static_cast<std::uint32_t>(size - 1);
+    }
+    return size;
 }
 #endif
 

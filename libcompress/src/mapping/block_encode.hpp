@@ -806,12 +806,30 @@ private:
                 if (size * 2 > n_) return;
                 for (std::size_t i = 0; i < n_; ++i) index[i] = map[load_biased<U>(x_, i, flip_)];
             } else {
-                for (std::size_t i = 0; i < n_; ++i) dict[i] = load_biased<U>(x_, i, flip_);
-                sort_u64(dict, n_);
-                size = unique_u64(dict, n_);
-                if (size * 2 > n_) return;
-                for (std::size_t i = 0; i < n_; ++i)
-                    index[i] = static_cast<std::uint32_t>(lower_bound_u64(dict, size, load_biased<U>(x_, i, flip_)));
+#if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+                std::uint64_t* tmp = E::B == 32 ? env_.sorted(n_) : nullptr;
+                if (tmp) {
+                    // The CPU with 32-bit values: (value, element) pairs in
+                    // one word, radix-sorted by value, then one pass numbers
+                    // the distinct values and files each element's number.
+                    // The same dictionary and indices as the sort, unique
+                    // and binary searches below, which took most of this
+                    // mapping's time on u32 data (test_hd_algo.cpp).
+                    for (std::size_t i = 0; i < n_; ++i) dict[i] = load_biased<U>(x_, i, flip_) << 32 | i;
+                    radix_sort_u64(dict, n_, tmp, 64, 32);
+                    size = dictionary_from_sorted_pairs(dict, n_, index);
+                    if (size * 2 > n_) return;
+                } else
+#endif
+                {
+                    for (std::size_t i = 0; i < n_; ++i) dict[i] = load_biased<U>(x_, i, flip_);
+                    sort_u64(dict, n_);
+                    size = unique_u64(dict, n_);
+                    if (size * 2 > n_) return;
+                    for (std::size_t i = 0; i < n_; ++i)
+                        index[i] =
+                            static_cast<std::uint32_t>(lower_bound_u64(dict, size, load_biased<U>(x_, i, flip_)));
+                }
             }
             dict_size_ = size;
         });
