@@ -5,6 +5,9 @@
 // give the CPU's results, or GPU streams would differ. A warp sorts the
 // encoder's median sample with team_sort_u64. The rANS lane step computes a
 // token's context (a count of leading zeros) where the CPU once looked it up.
+// And the other way round: the CPU's own host loops for one thread (the
+// hybrid tokens and their inverse, radix sorts, block statistics, the
+// context histogram) against the shared code the GPU keeps running.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
