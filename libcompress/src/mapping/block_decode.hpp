@@ -205,7 +205,7 @@ bool reconstruct_hybrid_serial(const std::uint8_t* tokens, const LaneLayout& lay
     for (unsigned j = 0; j < lay.lanes; ++j) {
         const std::size_t lane_len = lay.lane_len(j);
         const std::uint8_t* src = tokens + j;
-        U* dst = reinterpret_cast<U*>(y) + static_cast<std::size_t>(j) * lay.seg;
+        std::uint8_t* dst = y + static_cast<std::size_t>(j) * lay.seg * sizeof(U);  // no alignment promised
         std::uint32_t prev = raw_center;  // a lane's first element refers to the center
         for (std::size_t t = 0; t < lane_len; ++t) {
             const unsigned tk = src[t * lay.lanes];
@@ -224,7 +224,7 @@ bool reconstruct_hybrid_serial(const std::uint8_t* tokens, const LaneLayout& lay
             std::uint32_t u = (kPred == Predictor::lane_previous ? prev : raw_center) + diff;
             if (kPred == Predictor::center_repeat) u = tk == repeat_tok ? prev : u;
             prev = u;
-            store_le<U>(reinterpret_cast<std::uint8_t*>(dst + t), static_cast<U>(u));
+            store_le<U>(dst + t * sizeof(U), static_cast<U>(u));
         }
     }
     // BitReader's bits_exact: no bit past the end, and no spare byte.
