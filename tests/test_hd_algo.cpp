@@ -390,8 +390,8 @@ void check_serial_tokenizer(std::mt19937_64& rng, std::uint64_t flip, std::uint6
             for (unsigned s = 0; s <= 8; ++s)
                 for (unsigned m = 0; m <= 4 && m <= s; ++m) {
                     const HybridSplit split{s, m};
-                    if (!hybrid_split_valid(split, E::B, true)) continue;
-                    for (int predictor = 0; predictor < 3; ++predictor)
+                    for (int predictor = 0; predictor < 3; ++predictor) {
+                    if (!hybrid_split_valid(split, E::B, predictor == 2)) continue;  // only center_repeat needs room
                     with_predictor(static_cast<Predictor>(predictor), [&](auto pred) {
                         constexpr Predictor kPred = decltype(pred)::value;
                         std::vector<std::uint8_t> want_tok(lay.slots(), 0), got_tok(lay.slots(), 0);
@@ -409,6 +409,7 @@ void check_serial_tokenizer(std::mt19937_64& rng, std::uint64_t flip, std::uint6
                         ++*cases;
                         return true;
                     });
+                    }
                 }
         }
 }
@@ -504,8 +505,8 @@ template <typename U>
 void check_serial_reconstruct(std::mt19937_64& rng, std::uint64_t flip, std::uint64_t* valid, std::uint64_t* rejected) {
     using E = Elem<U>;
     for (std::size_t n : {std::size_t{1}, std::size_t{40}, std::size_t{3000}})
-        for (unsigned s = 0; s <= 8; s += 2)
-            for (unsigned m = 0; m <= 4 && m <= s; m += 2)
+        for (unsigned s = 0; s <= 8; ++s)
+            for (unsigned m = 0; m <= 4 && m <= s; ++m)
                 for (int predictor = 0; predictor < 3; ++predictor) {
                     const HybridSplit split{s, m};
                     if (!hybrid_split_valid(split, E::B, predictor == 2)) continue;
@@ -530,7 +531,11 @@ void check_serial_reconstruct(std::mt19937_64& rng, std::uint64_t flip, std::uin
                     for (int variant = 0; variant < 6; ++variant) {
                         std::vector<std::uint8_t> tok = tokens, raw = bits;
                         std::uint32_t l = len;
-                        if (variant == 1) tok[rng() % n / lay.lanes * lay.lanes] ^= static_cast<std::uint8_t>(1 + rng() % 255);
+                        if (variant == 1) {  // a token of any lane
+                            unsigned j = static_cast<unsigned>(rng() % lay.lanes);
+                            while (lay.lane_len(j) == 0) --j;
+                            tok[rng() % lay.lane_len(j) * lay.lanes + j] ^= static_cast<std::uint8_t>(1 + rng() % 255);
+                        }
                         if (variant == 2 && l) raw[rng() % l] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
                         if (variant == 3 && l) --l;
                         if (variant == 4) ++l;
@@ -538,6 +543,10 @@ void check_serial_reconstruct(std::mt19937_64& rng, std::uint64_t flip, std::uin
                             for (unsigned j = 0; j < lay.lanes; ++j)
                                 for (std::size_t t = 0; t < lay.lane_len(j); ++t)
                                     tok[t * lay.lanes + j] = static_cast<std::uint8_t>(rng());
+                        // The section in an allocation of exactly l bytes, so
+                        // that ASan sees any read past it.
+                        raw.resize(l);
+                        raw.shrink_to_fit();
                         std::vector<std::uint8_t> want(n * sizeof(U)), got(n * sizeof(U));
                         HybridTokenInfo info[kHybridTokenInfoEntries];
                         bool want_ok = false, got_ok = false;
