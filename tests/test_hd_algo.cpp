@@ -391,24 +391,26 @@ void check_serial_tokenizer(std::mt19937_64& rng, std::uint64_t flip, std::uint6
                 for (unsigned m = 0; m <= 4 && m <= s; ++m) {
                     const HybridSplit split{s, m};
                     for (int predictor = 0; predictor < 3; ++predictor) {
-                    if (!hybrid_split_valid(split, E::B, predictor == 2)) continue;  // only center_repeat needs room
-                    with_predictor(static_cast<Predictor>(predictor), [&](auto pred) {
-                        constexpr Predictor kPred = decltype(pred)::value;
-                        std::vector<std::uint8_t> want_tok(lay.slots(), 0), got_tok(lay.slots(), 0);
-                        std::vector<std::uint8_t> want_bits(bit_writer_bytes(n * E::B)), got_bits(want_bits.size());
-                        const std::size_t want_len = tokenize_by_definition<U, kPred>(
-                            x.data(), lay, flip, center, split, want_tok.data(), want_bits.data());
-                        const std::size_t got_len = tokenize_hybrid_serial<U, kPred>(
-                            x.data(), lay, flip, center, split, got_tok.data(), got_bits.data());
-                        INFO("B=" << E::B << " flip=" << flip << " n=" << n << " shape " << shape << " s=" << s
-                                  << " m=" << m << " predictor " << int(kPred));
-                        REQUIRE(got_len == want_len);
-                        REQUIRE(got_tok == want_tok);
-                        REQUIRE(std::equal(got_bits.begin(), got_bits.begin() + static_cast<std::ptrdiff_t>(got_len),
-                                           want_bits.begin()));
-                        ++*cases;
-                        return true;
-                    });
+                        // only center_repeat needs room for the repeat token
+                        if (!hybrid_split_valid(split, E::B, predictor == 2)) continue;
+                        with_predictor(static_cast<Predictor>(predictor), [&](auto pred) {
+                            constexpr Predictor kPred = decltype(pred)::value;
+                            std::vector<std::uint8_t> want_tok(lay.slots(), 0), got_tok(lay.slots(), 0);
+                            std::vector<std::uint8_t> want_bits(bit_writer_bytes(n * E::B));
+                            std::vector<std::uint8_t> got_bits(want_bits.size());
+                            const std::size_t want_len = tokenize_by_definition<U, kPred>(
+                                x.data(), lay, flip, center, split, want_tok.data(), want_bits.data());
+                            const std::size_t got_len = tokenize_hybrid_serial<U, kPred>(
+                                x.data(), lay, flip, center, split, got_tok.data(), got_bits.data());
+                            INFO("B=" << E::B << " flip=" << flip << " n=" << n << " shape " << shape << " s=" << s
+                                      << " m=" << m << " predictor " << int(kPred));
+                            REQUIRE(got_len == want_len);
+                            REQUIRE(got_tok == want_tok);
+                            const auto got_end = got_bits.begin() + static_cast<std::ptrdiff_t>(got_len);
+                            REQUIRE(std::equal(got_bits.begin(), got_end, want_bits.begin()));
+                            ++*cases;
+                            return true;
+                        });
                     }
                 }
         }

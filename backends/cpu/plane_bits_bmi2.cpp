@@ -6,7 +6,8 @@
 // either, for every caller. Only the two entry points below carry the
 // target attribute, and `flatten` inlines split_plane / merge_plane
 // (portable code) and the gather into them, so each (word, stream) costs
-// one PEXT or PDEP (checked in the disassembly, GCC 12 and Clang 14). tests/test_prism_planes_hd.cpp compares both kernel sets.
+// one PEXT or PDEP (checked in the disassembly, GCC 12 and Clang 14).
+// tests/test_prism_planes_hd.cpp compares both kernel sets.
 #include "plane_bits_bmi2.hpp"
 
 #ifdef MANS_HAVE_BMI2_KERNELS

@@ -240,17 +240,13 @@ MANS_HD_CALL StreamTables team_choose_stream_tables(const Team& team, StreamWork
 // alternate lanes counted in a second histogram (consecutive increments of
 // one bin otherwise wait on each other's stores). `hist8` is zeroed.
 inline void host_context_histogram(const std::uint8_t* tokens, const LaneLayout& lay, std::uint32_t (*hist8)[256]) {
-    struct ClassTable {
+    struct ClassTable {  // token_class8 of every token
         std::uint8_t v[256];
-        constexpr ClassTable() : v() {
-            for (unsigned t = 0; t < 256; ++t) {
-                unsigned len = 0;
-                while (len < 8 && (t >> len)) ++len;
-                v[t] = static_cast<std::uint8_t>(len < 7 ? len : 7);
-            }
+        ClassTable() {
+            for (unsigned t = 0; t < 256; ++t) v[t] = static_cast<std::uint8_t>(token_class8(t));
         }
     };
-    static constexpr ClassTable kClass{};
+    static const ClassTable kClass;
     std::uint32_t odd[kMaxContexts][256] = {};
     const unsigned lanes = lay.lanes;
     const std::size_t full = lay.full_steps();

@@ -112,6 +112,18 @@ struct HybridTokenInfo {
 };
 inline constexpr unsigned kHybridTokenInfoEntries = 256;
 
+// Token t's entry (hybrid_untoken) in a section coded with `split`; under
+// the repeat predictor its repeat token is valid and has no raw bits.
+template <typename U, Predictor kPred>
+MANS_HD HybridTokenInfo hybrid_token_info(unsigned t, HybridSplit split) {
+    HybridTokenInfo ti{0, 0, 1};
+    if (kPred == Predictor::center_repeat && t == hybrid_token_count(split, Elem<U>::B)) return ti;
+    unsigned nr = 0;
+    ti.ok = hybrid_untoken(t, split, Elem<U>::B, &ti.base, &nr);
+    ti.nraw = nr;
+    return ti;
+}
+
 // Inverse of tokenize_hybrid_lane (hybrid_tokens.hpp). A team member decodes
 // whole lanes, from the raw bits of the lanes before its first one, which a
 // first pass sums from the tokens (a token says how many raw bits follow).
@@ -126,15 +138,8 @@ MANS_HD_CALL bool reconstruct_hybrid(const Team& team, const std::uint8_t* token
     using E = Elem<U>;
     const unsigned repeat_tok = hybrid_token_count(split, E::B);
     team.for_ranks([&](unsigned r) {
-        for (unsigned t = r; t < kHybridTokenInfoEntries; t += team.size()) {
-            HybridTokenInfo ti{0, 0, 1};
-            if (kPred != Predictor::center_repeat || t != repeat_tok) {
-                unsigned nr = 0;
-                ti.ok = hybrid_untoken(t, split, E::B, &ti.base, &nr);
-                ti.nraw = nr;
-            }
-            info[t] = ti;
-        }
+        for (unsigned t = r; t < kHybridTokenInfoEntries; t += team.size())
+            info[t] = hybrid_token_info<U, kPred>(t, split);
     });
     std::uint64_t* lane_bits = team_region(team, kTeamLaneValues);  // size() > 1 only
     if (team.size() > 1)
@@ -192,12 +197,11 @@ bool reconstruct_hybrid_serial(const std::uint8_t* tokens, const LaneLayout& lay
     std::uint32_t base[256];
     std::uint8_t nraw[256];
     std::uint32_t all_ok = 1, tok_ok[256];
-    for (unsigned t = 0; t < 256; ++t) {
-        std::uint64_t b = 0;
-        unsigned nr = 0;
-        tok_ok[t] = kPred == Predictor::center_repeat && t == repeat_tok ? 1u : hybrid_untoken(t, split, E::B, &b, &nr);
-        base[t] = static_cast<std::uint32_t>(b);
-        nraw[t] = static_cast<std::uint8_t>(nr);
+    for (unsigned t = 0; t < 256; ++t) {  // hybrid_token_info in narrower arrays
+        const HybridTokenInfo ti = hybrid_token_info<U, kPred>(t, split);
+        base[t] = static_cast<std::uint32_t>(ti.base);
+        nraw[t] = static_cast<std::uint8_t>(ti.nraw);
+        tok_ok[t] = ti.ok;
     }
     const std::uint32_t raw_center = static_cast<std::uint32_t>(center ^ flip);
     const std::uint64_t end_bits = 8 * static_cast<std::uint64_t>(len);
