@@ -7,7 +7,8 @@
 // token's context (a count of leading zeros) where the CPU once looked it up.
 // And the other way round: the CPU's own host loops for one thread (the
 // hybrid tokens and their inverse, radix sorts, block statistics, the
-// context histogram) against the shared code the GPU keeps running.
+// context histogram, the mode choice's context re-estimates) against the
+// shared code the GPU keeps running.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "core/hd_algo.hpp"
+#include "mapping/block_batch.hpp"
 #include "mapping/block_encode.hpp"
 #include "mapping/hybrid_tokens.hpp"
 #include "mapping/lane_tokens.hpp"
@@ -25,6 +27,7 @@
 #include "entropy/cost_model.hpp"
 #include "entropy/rans.hpp"
 #include "entropy/token_stream_encode.hpp"
+#include "test_support.hpp"
 #include "thread_team.hpp"
 
 using namespace mans::detail;
@@ -459,6 +462,82 @@ TEST_CASE("host_context_histogram counts tokens by the previous token's class as
             ++cases;
         }
     CHECK(cases == 28);
+}
+
+namespace mans::detail {
+// The encoder's context-aware re-estimates (refined_cost) of every mapping
+// it can estimate, after its mode choice.
+struct BlockEncoderProbe {
+    template <typename Encoder>
+    static std::vector<std::uint64_t> refined_costs(Encoder& e) {
+        e.stats_ = e.block_stats();
+        e.decide_modes();
+        std::vector<std::uint64_t> costs;
+        for (ModeHint h : {ModeHint::token_center, ModeHint::token_delta, ModeHint::token_repeat, ModeHint::byte_planes})
+            costs.push_back(e.refined_cost(h));
+        if (e.adm_possible()) costs.push_back(e.refined_cost(ModeHint::adm));
+        return costs;
+    }
+};
+}  // namespace mans::detail
+
+namespace {
+
+// refined_cost of a block by an encoder whose team is `team`, in a slice of
+// its own.
+template <typename U, typename Team>
+std::vector<std::uint64_t> refined_costs_with(const std::vector<std::uint8_t>& x, std::size_t n, const Team& team) {
+    const EncodeSliceLayout lay = encode_slice_layout(n, sizeof(U));
+    std::vector<std::uint8_t> slice(lay.total + 16, 0xA5);
+    std::uint8_t* base = reinterpret_cast<std::uint8_t*>(
+        (reinterpret_cast<std::uintptr_t>(slice.data()) + 15) & ~std::uintptr_t{15});
+    using Env = FixedEncodeEnv<ReferenceEncodeLanes>;
+    Env env{base, lay, n, sizeof(U), FixedOut{base + lay.out, block_encode_out_bound(n, sizeof(U))},
+            ReferenceEncodeLanes{}};
+    BlockEncoder<U, Env, false, Team> enc(x.data(), n, 0, env, team);
+    return BlockEncoderProbe::refined_costs(enc);
+}
+
+template <typename U>
+void check_sample_stream_costs(std::mt19937_64& rng) {
+    const mans_test::Bytes exafel = mans_test::exafel_prefix(65536 * 2);
+    std::uint64_t area[kTeamSharedWords] = {};
+    // Blocks in the sample whole, exactly the sample, just over it (runs
+    // without gaps: n / 32 == 256), and sampled in runs with gaps.
+    for (std::size_t n : {std::size_t{2}, std::size_t{100}, std::size_t{4096}, std::size_t{8192}, std::size_t{8193},
+                          std::size_t{8223}, std::size_t{8224}, std::size_t{8300}, std::size_t{65536}})
+        for (int shape = 0; shape < 3; ++shape) {
+            // exafel's values (scaled to the type), a walk with long repeats,
+            // uniform values (raw bits everywhere)
+            std::vector<std::uint8_t> x(n * sizeof(U));
+            std::uint64_t walk = rng();
+            for (std::size_t i = 0; i < n; ++i) {
+                const std::uint64_t e = exafel[(2 * i) % exafel.size()] | std::uint64_t{exafel[(2 * i + 1) % exafel.size()]} << 8;
+                if (rng() % 8 == 0) walk += rng() % 4001 - 2000;
+                const std::uint64_t v = shape == 0 ? e << (8 * sizeof(U) > 16 ? 8 * sizeof(U) - 16 : 0) >> (8 * sizeof(U) < 16 ? 8 : 0)
+                                        : shape == 1 ? walk
+                                                     : rng();
+                store_le<U>(x.data() + i * sizeof(U), static_cast<U>(v));
+            }
+            const std::vector<std::uint64_t> solo = refined_costs_with<U>(x, n, SoloTeam{});
+            INFO("bytes=" << sizeof(U) << " n=" << n << " shape " << shape);
+            REQUIRE(solo.size() >= 4);
+            for (unsigned size : {1u, 32u})
+                REQUIRE(refined_costs_with<U>(x, n, LoopTeam{size, area, size == 32}) == solo);
+        }
+}
+
+}  // namespace
+
+TEST_CASE("host_sample_stream_cost gives the shared loop's context estimates", "[hd]") {
+    // The mode choice's re-estimates by one thread (the CPU's host loop)
+    // and by teams of 1 and 32 ranks (the loop the GPU runs) must agree, or
+    // the CPU and the GPU could choose different mappings.
+    std::mt19937_64 rng(53);
+    check_sample_stream_costs<std::uint8_t>(rng);
+    check_sample_stream_costs<std::uint16_t>(rng);
+    check_sample_stream_costs<std::uint32_t>(rng);
+    check_sample_stream_costs<std::uint64_t>(rng);
 }
 
 namespace {

@@ -119,6 +119,7 @@ MANS_HD_CALL void team_context_sums(const Team& team, const std::uint32_t (*hist
                 total[q] += h;
                 tail[q] = tail[q + 1] + h;
             }
+            if (tail[0] == 0) continue;  // a token no class has: no context has it either
             for (unsigned k = 1; k <= kMaxContexts; k *= 2)
                 for (unsigned c = 0; c < k; ++c) {
                     const std::uint32_t h = c + 1 < k ? tail[c] - tail[c + 1] : tail[c];
@@ -235,18 +236,24 @@ MANS_HD_CALL StreamTables team_choose_stream_tables(const Team& team, StreamWork
 }
 
 #if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
-// encode_token_stream_into's histogram by previous-token class, for one
-// thread on the CPU: the same counts, with the class from a table and
-// alternate lanes counted in a second histogram (consecutive increments of
-// one bin otherwise wait on each other's stores). `hist8` is zeroed.
-inline void host_context_histogram(const std::uint8_t* tokens, const LaneLayout& lay, std::uint32_t (*hist8)[256]) {
-    struct ClassTable {  // token_class8 of every token
+// token_class8 of every token, as a table: the CPU's counting loops.
+inline const std::uint8_t* host_token_classes() {
+    struct ClassTable {
         std::uint8_t v[256];
         ClassTable() {
             for (unsigned t = 0; t < 256; ++t) v[t] = static_cast<std::uint8_t>(token_class8(t));
         }
     };
-    static const ClassTable kClass;
+    static const ClassTable table;
+    return table.v;
+}
+
+// encode_token_stream_into's histogram by previous-token class, for one
+// thread on the CPU: the same counts, with the class from a table and
+// alternate lanes counted in a second histogram (consecutive increments of
+// one bin otherwise wait on each other's stores). `hist8` is zeroed.
+inline void host_context_histogram(const std::uint8_t* tokens, const LaneLayout& lay, std::uint32_t (*hist8)[256]) {
+    const std::uint8_t* const cls = host_token_classes();
     std::uint32_t odd[kMaxContexts][256] = {};
     const unsigned lanes = lay.lanes;
     const std::size_t full = lay.full_steps();
@@ -258,10 +265,10 @@ inline void host_context_histogram(const std::uint8_t* tokens, const LaneLayout&
         const std::uint8_t* prev = row - lanes;
         unsigned j = 0;
         for (; j + 1 < active; j += 2) {
-            ++hist8[kClass.v[prev[j]]][row[j]];
-            ++odd[kClass.v[prev[j + 1]]][row[j + 1]];
+            ++hist8[cls[prev[j]]][row[j]];
+            ++odd[cls[prev[j + 1]]][row[j + 1]];
         }
-        if (j < active) ++hist8[kClass.v[prev[j]]][row[j]];
+        if (j < active) ++hist8[cls[prev[j]]][row[j]];
     }
     for (unsigned c = 0; c < kMaxContexts; ++c)
         for (unsigned s = 0; s < 256; ++s) hist8[c][s] += odd[c][s];

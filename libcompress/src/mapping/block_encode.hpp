@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "core/bit_io.hpp"
@@ -160,8 +161,13 @@ struct EncodeWork {
 // split; the output's small writes are the leader's.
 // On the CPU the team is one thread (SoloTeam) and all of this is plain
 // serial code.
+// Reads an encoder's internal estimates in the tests (test_hd_algo.cpp).
+struct BlockEncoderProbe;
+
 template <typename U, typename Env, bool kNested = false, typename Team = SoloTeam>
 class BlockEncoder {
+    friend struct BlockEncoderProbe;
+
 public:
     using E = Elem<U>;
     MANS_HD BlockEncoder(const std::uint8_t* src, std::size_t n, std::uint64_t flip, Env& env,
@@ -534,6 +540,9 @@ private:
     // go in with team.add, and the team estimates (team_context_sums).
     template <typename TokenOf>
     MANS_HD_CALL std::uint64_t sample_stream_cost(TokenOf&& tok_of) const {
+#if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+        if constexpr (std::is_same_v<Team, SoloTeam>) return host_sample_stream_cost(tok_of);
+#endif
         StreamWork& w = env_.work()->stream;  // no stream is being coded now
         std::uint32_t (*hist8)[256] = w.hist8;
         team_zero(team_, reinterpret_cast<std::uint8_t*>(w.hist8), sizeof w.hist8);
@@ -569,6 +578,56 @@ private:
         team_context_sums(team_, hist8, w.sums);
         return best_context_cost_fix16(w.sums, nullptr) + raw_bits * kFixOne;
     }
+
+#if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+    // sample_stream_cost for one thread on the CPU: the sample's tokens run
+    // by run into a buffer, then counted by previous-token class from a
+    // table, alternate tokens into a second histogram, as
+    // host_context_histogram counts a stream. The same counts and raw bits,
+    // so the same cost; the shared loop's per-element run test, index
+    // arithmetic and back-to-back increments of one bin took about a fifth
+    // of u16 compression.
+    template <typename TokenOf>
+    std::uint64_t host_sample_stream_cost(TokenOf&& tok_of) const {
+        StreamWork& w = env_.work()->stream;
+        const std::size_t count = sample_size();
+        // One run of the whole block when it is small, else kSampleRuns runs
+        // of kSampleRun; a run restarts the context unless it follows the
+        // previous one without a gap (blocks just over the sample size).
+        const std::size_t run = count == n_ ? n_ : kSampleRun;
+        const bool restarts = count != n_ && n_ / kSampleRuns != kSampleRun;
+        std::uint8_t tok[kSampleRun * kSampleRuns];
+        std::uint64_t raw_bits = 0;
+        for (std::size_t k = 0; k < count; k += run) {
+            const std::size_t first = sampled_index(k);
+            std::uint64_t prev_u = first ? load_biased<U>(x_, first - 1, flip_) : center_;
+            for (std::size_t i = first, q = k; i < first + run; ++i, ++q) {
+                unsigned nraw = 0;
+                tok[q] = static_cast<std::uint8_t>(tok_of(i, prev_u, &nraw));
+                raw_bits += nraw;
+                prev_u = load_biased<U>(x_, i, flip_);
+            }
+        }
+        const std::uint8_t* const cls = host_token_classes();
+        std::uint32_t (*hist8)[256] = w.hist8;
+        std::uint32_t odd[kMaxContexts][256] = {};
+        std::memset(hist8, 0, sizeof w.hist8);
+        for (std::size_t start = 0; start < count; start += run) {
+            const std::size_t end = start + run;
+            ++hist8[start == 0 || restarts ? 0u : cls[tok[start - 1]]][tok[start]];
+            std::size_t k = start + 1;
+            for (; k + 1 < end; k += 2) {
+                ++odd[cls[tok[k - 1]]][tok[k]];
+                ++hist8[cls[tok[k]]][tok[k + 1]];
+            }
+            if (k < end) ++odd[cls[tok[k - 1]]][tok[k]];
+        }
+        for (unsigned c = 0; c < kMaxContexts; ++c)
+            for (unsigned s = 0; s < 256; ++s) hist8[c][s] += odd[c][s];
+        team_context_sums(team_, hist8, w.sums);
+        return best_context_cost_fix16(w.sums, nullptr) + raw_bits * kFixOne;
+    }
+#endif
 
     MANS_HD_CALL std::uint64_t refined_cost(ModeHint hint) const {
         switch (hint) {
