@@ -8,12 +8,17 @@
 // This program runs that very code as a team of 32 on one CPU thread
 // (PathTeam: LoopTeam's play, with a clock around each rank of each phase)
 // and reports, per block:
-//   serial   the time a team of one rank would take (every rank run here);
+//   serial   the team's work done by one thread: every rank of every
+//            phase in turn (not a team of one, which takes shortcuts:
+//            best_split, sort_u64; the first column times those);
 //   path     the time 32 ranks would take if each ran at this CPU thread's
 //            speed: the code between phases once, each phase's slowest
 //            rank, the rANS lane loop divided by its lanes;
 //   between  the part of path spent between phases (every lane the same
 //            work: no sharing), which bounds what more ranks could gain.
+// Each timed rank and lane loop has the timing's own cost taken off its
+// time and the run's, measured on empty ranks at the start (calibrate);
+// the program prints it.
 // It says nothing of a GPU's memory latency or occupancy (a device run
 // does, scripts/device-profile.sh); it shows where the team code leaves a
 // warp's lanes idle, and checks that the team's payloads and decoded
@@ -43,6 +48,13 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+// The timing's own cost, measured at the start on phases of empty ranks
+// (calibrate): what a rank's clock reads of an empty rank, taken off each
+// rank's time, and what a timed rank adds to a run, taken off the run's
+// time (bookkeeping included: a clock read alone left half of it in the
+// code "between phases").
+double g_empty_rank = 0;  // seconds
+double g_rank_cost = 0;
 // What PathTeam and the lane loops measured, in seconds.
 struct PathClock {
     double phases_serial = 0;  // every rank of every phase
@@ -50,14 +62,18 @@ struct PathClock {
     double lanes_serial = 0;   // the rANS lane loops, all lanes
     double lanes_path = 0;     // the same divided by the lanes
     std::uint64_t phases = 0;
+    std::uint64_t timed = 0;  // ranks and lane loops timed: the clock's cost in the run's time
     unsigned depth = 0;  // a phase inside a phase is timed by its outer one
 };
 
-// LoopTeam (core/team.hpp) with a clock around each rank of a phase.
+// LoopTeam (core/team.hpp) with a clock around each rank of a phase. Not
+// inlined, so that a profile of this program (perf record --call-graph
+// dwarf) tells the phases, under PathTeam::for_ranks, from the code
+// between them.
 struct PathTeam : LoopTeam {
     PathClock* clock;
     template <typename F>
-    void for_ranks(F&& fn) const {
+    __attribute__((noinline)) void for_ranks(F&& fn) const {
         if (clock->depth++ != 0) {
             for (unsigned r = 0; r < n; ++r) fn(r);
         } else {
@@ -65,11 +81,12 @@ struct PathTeam : LoopTeam {
             for (unsigned r = 0; r < n; ++r) {
                 const Clock::time_point t0 = Clock::now();
                 fn(r);
-                const double t = seconds_since(t0);
+                const double t = std::max(0.0, seconds_since(t0) - g_empty_rank);
                 slowest = std::max(slowest, t);
                 all += t;
             }
             clock->phases_serial += all;
+            clock->timed += n;
             clock->phases_path += slowest;
             ++clock->phases;
         }
@@ -77,15 +94,36 @@ struct PathTeam : LoopTeam {
     }
 };
 
+// Sets g_empty_rank and g_rank_cost from phases of 32 empty ranks: the
+// fastest of several rounds' averages, so that neither is overestimated.
+void calibrate() {
+    std::uint64_t area[kTeamSharedWords] = {};
+    double inside = 1, whole = 1;
+    for (int round = 0; round < 20; ++round) {
+        constexpr int kPhases = 128;
+        PathClock clock;
+        const PathTeam team{{32, area}, &clock};
+        volatile unsigned sink = 0;
+        const Clock::time_point t0 = Clock::now();
+        for (int p = 0; p < kPhases; ++p) team.for_ranks([&](unsigned r) { sink = r; });
+        const double total = seconds_since(t0);
+        inside = std::min(inside, clock.phases_serial / static_cast<double>(clock.timed));
+        whole = std::min(whole, total / static_cast<double>(clock.timed));
+    }
+    g_empty_rank = inside;
+    g_rank_cost = whole;
+}
+
 // The reference rANS lane loops, timed: on a warp lane j runs lane j.
 struct PathEncodeLanes {
     PathClock* clock;
     void operator()(RansEncodeArgs& a) const {
         const Clock::time_point t0 = Clock::now();
         rans_encode_reference(a);
-        const double t = seconds_since(t0);
+        const double t = std::max(0.0, seconds_since(t0) - g_empty_rank);
         clock->lanes_serial += t;
         clock->lanes_path += t / a.layout.lanes;
+        ++clock->timed;
     }
 };
 struct PathDecodeLanes {
@@ -93,9 +131,10 @@ struct PathDecodeLanes {
     bool operator()(const RansDecodeArgs& a) const {
         const Clock::time_point t0 = Clock::now();
         const bool ok = rans_decode_reference(a);
-        const double t = seconds_since(t0);
+        const double t = std::max(0.0, seconds_since(t0) - g_empty_rank);
         clock->lanes_serial += t;
         clock->lanes_path += t / a.layout.lanes;
+        ++clock->timed;
         return ok;
     }
 };
@@ -108,14 +147,15 @@ struct Report {
 // One run's figures (total: the run's wall time).
 Report one_run(const PathClock& c, double total) {
     Report r;
+    total = std::max(0.0, total - static_cast<double>(c.timed) * g_rank_cost);
     r.between = total - c.phases_serial - c.lanes_serial;
     r.serial = total;
     r.path = r.between + c.phases_path + c.lanes_path;
     r.phases = c.phases;
     return r;
 }
-void keep_fastest(Report& best, const Report& r) {
-    if (best.phases == 0 || r.path < best.path) best = Report{r.serial, r.path, r.between, best.solo, r.phases};
+void keep_fastest(Report& best, bool first, const Report& r) {
+    if (first || r.path < best.path) best = Report{r.serial, r.path, r.between, best.solo, r.phases};
 }
 void add_block(Report& sum, const Report& b) {
     sum.serial += b.serial, sum.path += b.path, sum.between += b.between, sum.solo += b.solo;
@@ -167,7 +207,7 @@ int run(mans::DType dt, const std::vector<std::uint8_t>& raw, std::size_t block_
             t0 = Clock::now();
             const std::int32_t st =
                 encode_batch_block_as<U>(eb, b, base, PathTeam{{32, area}, &clock}, PathEncodeLanes{&clock});
-            keep_fastest(best, one_run(clock, seconds_since(t0)));
+            keep_fastest(best, rep == 0, one_run(clock, seconds_since(t0)));
             if (st != MANS_OK || team_sizes[b] != solo_sizes[b] ||
                 std::memcmp(&team_slots[b * eb.slot_bytes], &solo_slots[b * eb.slot_bytes], solo_sizes[b]) != 0)
                 return std::fprintf(stderr, "block %llu: the team's payload differs from the CPU's\n",
@@ -210,7 +250,7 @@ int run(mans::DType dt, const std::vector<std::uint8_t>& raw, std::size_t block_
             t0 = Clock::now();
             const std::int32_t st =
                 decode_batch_block(db, b, base, PathTeam{{32, area}, &clock}, PathDecodeLanes{&clock});
-            keep_fastest(best, one_run(clock, seconds_since(t0)));
+            keep_fastest(best, rep == 0, one_run(clock, seconds_since(t0)));
             if (st != MANS_OK) return std::fprintf(stderr, "team decode failed\n"), 1;
         }
         add_block(dec, best);
@@ -219,8 +259,10 @@ int run(mans::DType dt, const std::vector<std::uint8_t>& raw, std::size_t block_
         return std::fprintf(stderr, "decoded values differ\n"), 1;
 
     const double ms = 1e3 / static_cast<double>(blocks);
-    std::printf("%s: %llu blocks of %zu bytes, payloads %zu bytes; per block, ms (one CPU thread, fastest of %u)\n",
-                label, static_cast<unsigned long long>(blocks), block_bytes, payloads.size(), reps);
+    std::printf("%s: %llu blocks of %zu bytes, payloads %zu bytes; per block, ms (one CPU thread, fastest of %u;"
+                " timing a rank: %.0f ns, %.0f ns of it inside, taken off)\n",
+                label, static_cast<unsigned long long>(blocks), block_bytes, payloads.size(), reps,
+                g_rank_cost * 1e9, g_empty_rank * 1e9);
     std::printf("| direction | one thread (SoloTeam) | team serial | team path | between phases | serial / path | phases |\n");
     std::printf("|---|---:|---:|---:|---:|---:|---:|\n");
     for (int d = 0; d < 2; ++d) {
@@ -235,6 +277,7 @@ int run(mans::DType dt, const std::vector<std::uint8_t>& raw, std::size_t block_
 }  // namespace
 
 int main(int argc, char** argv) {
+    calibrate();
     if (argc < 3) {
         std::fprintf(stderr, "usage: %s FILE u8|u16|u32|u64 [BLOCK_BYTES [REPS]]\n", argv[0]);
         return 2;
