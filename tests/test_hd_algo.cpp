@@ -7,8 +7,8 @@
 // token's context (a count of leading zeros) where the CPU once looked it up.
 // And the other way round: the CPU's own host loops for one thread (the
 // hybrid tokens and their inverse, radix sorts, block statistics, the
-// context histogram, the mode choice's context re-estimates) against the
-// shared code the GPU keeps running.
+// context histogram, the mode choice's context re-estimates, and the AVX2
+// tokenizer of backends/cpu) against the shared code the GPU keeps running.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -18,6 +18,7 @@
 #include <random>
 #include <vector>
 
+#include "backend.hpp"
 #include "core/hd_algo.hpp"
 #include "mapping/block_batch.hpp"
 #include "mapping/block_encode.hpp"
@@ -369,9 +370,13 @@ std::size_t tokenize_by_definition(const std::uint8_t* x, const LaneLayout& lay,
 }
 
 template <typename U>
-void check_serial_tokenizer(std::mt19937_64& rng, std::uint64_t flip, std::uint64_t* cases) {
+void check_serial_tokenizer(std::mt19937_64& rng, std::uint64_t flip, std::uint64_t* cases,
+                            std::uint64_t* simd_cases) {
     using E = Elem<U>;
-    for (std::size_t n : {std::size_t{1}, std::size_t{31}, std::size_t{700}, std::size_t{5000}})
+    // 16,384 and 40,000 elements: lanes of exactly one and of several of the
+    // SIMD tokenizer's chunks (512 elements).
+    for (std::size_t n : {std::size_t{1}, std::size_t{31}, std::size_t{700}, std::size_t{5000}, std::size_t{16384},
+                          std::size_t{40000}})
         for (int shape = 0; shape < 4; ++shape) {
             // Raw elements: near a center, a random walk with repeats,
             // uniform over the type, and values at the type's two ends.
@@ -412,6 +417,20 @@ void check_serial_tokenizer(std::mt19937_64& rng, std::uint64_t flip, std::uint6
                             const auto got_end = got_bits.begin() + static_cast<std::ptrdiff_t>(got_len);
                             REQUIRE(std::equal(got_bits.begin(), got_end, want_bits.begin()));
                             ++*cases;
+                            // The CPU's SIMD tokenizer (8- and 16-bit elements), where it has one.
+                            const auto simd = mans::detail::cpu_backend().kernels(false).tokenize_hybrid16;
+                            if (E::B <= 16 && simd) {
+                                std::vector<std::uint8_t> simd_tok(lay.slots(), 0), simd_bits(want_bits.size());
+                                const std::size_t simd_len =
+                                    simd(HybridTokenizeArgs{x.data(), lay, flip, center, split, sizeof(U), kPred,
+                                                            simd_tok.data(), simd_bits.data()});
+                                REQUIRE(simd_len == want_len);
+                                REQUIRE(simd_tok == want_tok);
+                                REQUIRE(std::equal(simd_bits.begin(),
+                                                   simd_bits.begin() + static_cast<std::ptrdiff_t>(simd_len),
+                                                   want_bits.begin()));
+                                ++*simd_cases;
+                            }
                             return true;
                         });
                     }
@@ -425,15 +444,20 @@ TEST_CASE("tokenize_hybrid_serial writes the definition's tokens and raw bits", 
     // The CPU encoder's hybrid tokenizer (a team of one, up to 32-bit
     // elements) against tokenize_lanes + tokenize_hybrid_lane: every split
     // and predictor, unsigned and signed (flipped) elements,
-    // 1 to 32 lanes.
+    // 1 to 32 lanes; and the CPU backend's AVX2 tokenizer (8- and 16-bit
+    // elements) where this CPU has it.
     std::mt19937_64 rng(37);
-    std::uint64_t cases = 0;
-    check_serial_tokenizer<std::uint8_t>(rng, 0, &cases);
-    check_serial_tokenizer<std::uint16_t>(rng, 0, &cases);
-    check_serial_tokenizer<std::uint16_t>(rng, std::uint64_t{1} << 15, &cases);
-    check_serial_tokenizer<std::uint32_t>(rng, 0, &cases);
-    check_serial_tokenizer<std::uint32_t>(rng, std::uint64_t{1} << 31, &cases);
+    std::uint64_t cases = 0, simd_cases = 0;
+    check_serial_tokenizer<std::uint8_t>(rng, 0, &cases, &simd_cases);
+    check_serial_tokenizer<std::uint16_t>(rng, 0, &cases, &simd_cases);
+    check_serial_tokenizer<std::uint16_t>(rng, std::uint64_t{1} << 15, &cases, &simd_cases);
+    check_serial_tokenizer<std::uint32_t>(rng, 0, &cases, &simd_cases);
+    check_serial_tokenizer<std::uint32_t>(rng, std::uint64_t{1} << 31, &cases, &simd_cases);
     CHECK(cases > 1000);
+    if (mans::detail::cpu_backend().kernels(false).tokenize_hybrid16)
+        CHECK(simd_cases > 500);
+    else
+        WARN("this CPU has no SIMD hybrid tokenizer (AVX2 and BMI2): only the portable loop was checked");
 }
 
 TEST_CASE("host_context_histogram counts tokens by the previous token's class as the team loop does", "[hd]") {

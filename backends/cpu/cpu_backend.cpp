@@ -12,19 +12,24 @@
 #include "plane_bits_bmi2.hpp"  // MANS_HAVE_BMI2_KERNELS
 #include "prism/plane_coding.hpp"
 #include "rans_avx2.hpp"
+#include "tokenize_avx2.hpp"
 
 namespace mans::detail {
 
 namespace {
 
-const RansKernels kScalarKernels{"scalar", "cpu (scalar)", rans_encode_scalar, rans_decode_scalar};
+const RansKernels kScalarKernels{"scalar", "cpu (scalar)", rans_encode_scalar, rans_decode_scalar, nullptr};
 #ifdef MANS_HAVE_AVX2_KERNELS
-const RansKernels kAvx2Kernels{"avx2", "cpu (avx2)", cpu::rans_encode_avx2, cpu::rans_decode_avx2};
+// The tokenizer also needs BMI2, which every AVX2 CPU we know of has; a
+// (virtual) CPU without it gets the rANS kernels alone.
+const RansKernels kAvx2Kernels{"avx2", "cpu (avx2)", cpu::rans_encode_avx2, cpu::rans_decode_avx2,
+                               cpu::tokenize_hybrid16_avx2};
+const RansKernels kAvx2OnlyKernels{"avx2", "cpu (avx2)", cpu::rans_encode_avx2, cpu::rans_decode_avx2, nullptr};
 #endif
 
 const RansKernels& cpu_kernels(bool force_scalar) {
 #ifdef MANS_HAVE_AVX2_KERNELS
-    if (!force_scalar && cpu::cpu_features().avx2) return kAvx2Kernels;
+    if (!force_scalar && cpu::cpu_features().avx2) return cpu::cpu_features().bmi2 ? kAvx2Kernels : kAvx2OnlyKernels;
 #else
     (void)force_scalar;
 #endif

@@ -16,11 +16,18 @@ namespace prism {
 struct PlaneBitKernels;  // prism/plane_coding.hpp
 }
 
+struct HybridTokenizeArgs;  // mapping/hybrid_tokens.hpp
+
+// The CPU's SIMD kernels (or their portable forms), chosen at run time.
 struct RansKernels {
     const char* name;
     const char* description;  // backend and kernels, e.g. "cpu (avx2)"
     void (*encode)(RansEncodeArgs&);
     bool (*decode)(const RansDecodeArgs&);
+    // The hybrid-token mapping's tokens and raw bits of a block of 8- or
+    // 16-bit elements (tokenize_hybrid_serial's bytes; returns the raw-bit
+    // bytes), or null: tokenize_hybrid_serial itself.
+    std::size_t (*tokenize_hybrid16)(const HybridTokenizeArgs&);
 };
 
 struct Backend {

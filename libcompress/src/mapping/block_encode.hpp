@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "core/bit_io.hpp"
 #include "core/byte_io.hpp"
@@ -60,6 +61,15 @@ struct Stats {
 };
 
 #if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+// Whether an Env offers a SIMD hybrid tokenizer for 8- and 16-bit
+// elements (hybrid_tokenizer(): a RansKernels::tokenize_hybrid16, null
+// when the CPU has none); only the CPU's does.
+template <typename Env, typename = void>
+struct HasHybridTokenizer : std::false_type {};
+template <typename Env>
+struct HasHybridTokenizer<Env, std::void_t<decltype(std::declval<const Env&>().hybrid_tokenizer())>>
+    : std::true_type {};
+
 // BlockEncoder::block_stats for one thread on the CPU: the same numbers
 // from a loop that the compiler vectorizes (in the element type, partial
 // sums of 4,096 elements in 32 bits where they cannot overflow); the
@@ -780,6 +790,13 @@ private:
         with_predictor(pred, [&](auto p) {
 #if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
             if constexpr (std::is_same_v<Team, SoloTeam> && E::B <= 32) {  // the CPU's encode_block
+                if constexpr (E::B <= 16 && HasHybridTokenizer<Env>::value) {
+                    if (const auto tokenize16 = env_.hybrid_tokenizer()) {  // the CPU's SIMD kernel
+                        bits_len = tokenize16(HybridTokenizeArgs{x_, lay_, flip_, center_, split, sizeof(U),
+                                                                 decltype(p)::value, tokens, bits});
+                        return true;
+                    }
+                }
                 bits_len = tokenize_hybrid_serial<U, decltype(p)::value>(x_, lay_, flip_, center_, split, tokens, bits);
                 return true;
             }

@@ -1,6 +1,7 @@
 // block_encoder.cpp - the CPU's encode_block (block_codec.hpp): the shared
 // encoder of block_encode.hpp with this CPU's rANS kernels and scratch
 // vectors that grow to the largest block seen.
+#include "backend.hpp"
 #include "mapping/block_codec.hpp"
 #include "mapping/block_encode.hpp"
 
@@ -35,6 +36,7 @@ struct CpuEncodeEnv {
 
     VectorPayload& out() { return payload; }
     void lanes(RansEncodeArgs& a) const { kernels.encode(a); }
+    auto hybrid_tokenizer() const { return kernels.tokenize_hybrid16; }
     std::uint8_t* tokens(std::size_t slots) const { return at_least(sc.tokens, slots); }
     std::uint8_t* bits(std::size_t bytes) const { return at_least(sc.bits, bytes); }
     std::uint64_t* sample(std::size_t n) const { return at_least(sc.sample, n); }

@@ -318,6 +318,20 @@ std::size_t tokenize_hybrid_serial(const std::uint8_t* x, const LaneLayout& lay,
     if (fill) *out++ = static_cast<std::uint8_t>(acc);
     return static_cast<std::size_t>(out - bits);
 }
+// tokenize_hybrid_serial's arguments, for a CPU kernel that computes the
+// same tokens and raw bits for elements of 8 or 16 bits
+// (RansKernels::tokenize_hybrid16, backend.hpp; null where the CPU has
+// none, and then tokenize_hybrid_serial runs).
+struct HybridTokenizeArgs {
+    const std::uint8_t* x;
+    LaneLayout lay;
+    std::uint64_t flip, center;
+    HybridSplit split;
+    unsigned esize;  // 1 or 2
+    Predictor pred;
+    std::uint8_t* tokens;
+    std::uint8_t* bits;  // bit_writer_bytes(n * 8 * esize)
+};
 #endif
 
 }  // namespace mans::detail

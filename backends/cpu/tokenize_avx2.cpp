@@ -1,0 +1,171 @@
+// tokenize_avx2.cpp - tokenize_hybrid_serial (mapping/hybrid_tokens.hpp)
+// for 8- and 16-bit elements, in two passes over chunks of a lane:
+//   1. eight elements at a time: the difference to the reference (the
+//      center or the previous element), its zigzag value v, the token and
+//      the raw-bit count, and v's raw bits; the token's exponent is that
+//      of v as a float (exact below 2^24: v < 2^17 here), the count of
+//      leading zeros AVX2 lacks;
+//   2. in element order: the token into its interleaved slot and the raw
+//      bits appended to the bit stream, the serial loop of
+//      tokenize_hybrid_serial (with BMI2's shifts).
+// Pass 1 was most of the tokenizer's instructions; the bytes are the
+// same (tests/test_hd_algo.cpp compares them for every split, predictor
+// and dtype).
+#include "tokenize_avx2.hpp"
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "core/byte_io.hpp"
+
+// AVX2 and BMI2 for the functions defined below only (rans_avx2.cpp says
+// why not -mavx2 for the file); the header code above stays portable.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,bmi2"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,bmi2")
+#endif
+
+namespace mans::cpu {
+
+using detail::Elem;
+using detail::load_le;
+using detail::store_le;
+using detail::HybridTokenizeArgs;
+using detail::Predictor;
+
+namespace {
+
+constexpr std::size_t kChunk = 512;  // elements of a lane per pass
+
+template <typename U>
+__m256i load8(const std::uint8_t* p) {
+    if constexpr (sizeof(U) == 1)
+        return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+    else
+        return _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+template <typename U, Predictor kPred>
+std::size_t tokenize(const HybridTokenizeArgs& a) {
+    constexpr unsigned B = Elem<U>::B;
+    static_assert(B <= 16, "the float exponent is exact below 2^24");
+    const detail::HybridTokens32 hyb(a.split);  // the tail of a chunk
+    const std::uint32_t mask = static_cast<std::uint32_t>(Elem<U>::mask);
+    const std::uint32_t repeat_tok = detail::hybrid_token_count(a.split, B);
+    const std::uint32_t raw_center = static_cast<std::uint32_t>(a.center - a.flip);
+
+    const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(1), ones = _mm256_set1_epi32(-1);
+    const __m256i v_mask = _mm256_set1_epi32(static_cast<int>(mask));
+    const __m256i v_center = _mm256_set1_epi32(static_cast<int>(raw_center));
+    const __m256i direct_end = _mm256_set1_epi32(static_cast<int>(hyb.direct_end));
+    const __m256i last_direct = _mm256_set1_epi32(static_cast<int>(hyb.direct_end - 1));
+    const __m256i k_off = _mm256_set1_epi32(static_cast<int>(hyb.k_off));
+    const __m256i v_m = _mm256_set1_epi32(static_cast<int>(hyb.m));
+    const __m128i m_count = _mm_cvtsi32_si128(static_cast<int>(hyb.m));
+    const __m256i exp_bias = _mm256_set1_epi32(127), v_32 = _mm256_set1_epi32(32);
+    const __m256i v_repeat = _mm256_set1_epi32(static_cast<int>(repeat_tok));
+    const __m256i to_prev = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6), lane7 = _mm256_set1_epi32(7);
+
+    alignas(32) std::uint32_t raw[kChunk];
+    alignas(16) std::uint8_t tok[kChunk + 8], nraw[kChunk + 8];
+    const unsigned lanes = a.lay.lanes;
+    std::uint8_t* out = a.bits;
+    std::uint64_t acc = 0;  // pending bits (fewer than 8 between elements)
+    unsigned fill = 0;
+    for (unsigned j = 0; j < lanes; ++j) {
+        const std::size_t len = a.lay.lane_len(j);
+        const std::uint8_t* src = a.x + static_cast<std::size_t>(j) * a.lay.seg * sizeof(U);
+        std::uint8_t* tok_out = a.tokens + j;
+        std::uint32_t prev = raw_center;  // a lane's first element refers to the center
+        for (std::size_t c0 = 0; c0 < len; c0 += kChunk) {
+            const std::size_t cn = len - c0 < kChunk ? len - c0 : kChunk;
+            const std::uint8_t* s = src + c0 * sizeof(U);
+            // Pass 1. carry's lanes hold the element before the vector.
+            __m256i carry = _mm256_set1_epi32(static_cast<int>(prev));
+            std::size_t t = 0;
+            for (; t + 8 <= cn; t += 8) {
+                const __m256i u = load8<U>(s + t * sizeof(U));
+                const __m256i p = _mm256_blend_epi32(_mm256_permutevar8x32_epi32(u, to_prev), carry, 0x01);
+                carry = _mm256_permutevar8x32_epi32(u, lane7);
+                const __m256i d = _mm256_sub_epi32(u, kPred == Predictor::lane_previous ? p : v_center);
+                const __m256i neg = _mm256_and_si256(_mm256_srli_epi32(d, B - 1), one);
+                const __m256i v =
+                    _mm256_and_si256(_mm256_xor_si256(_mm256_slli_epi32(d, 1), _mm256_sub_epi32(zero, neg)), v_mask);
+                // e = bit_length(v | 2^s) - 1, from the float's exponent
+                const __m256i fbits = _mm256_castps_si256(_mm256_cvtepi32_ps(_mm256_or_si256(v, direct_end)));
+                const __m256i e = _mm256_sub_epi32(_mm256_srli_epi32(fbits, 23), exp_bias);
+                const __m256i big = _mm256_cmpgt_epi32(v, last_direct);
+                const __m256i shift = _mm256_and_si256(_mm256_sub_epi32(e, v_m), big);
+                __m256i tk = _mm256_add_epi32(_mm256_srlv_epi32(v, shift),
+                                              _mm256_and_si256(_mm256_add_epi32(_mm256_sll_epi32(e, m_count), k_off), big));
+                __m256i nr = shift;
+                if constexpr (kPred == Predictor::center_repeat) {
+                    const __m256i rep = _mm256_andnot_si256(_mm256_cmpeq_epi32(shift, zero), _mm256_cmpeq_epi32(u, p));
+                    tk = _mm256_blendv_epi8(tk, v_repeat, rep);
+                    nr = _mm256_andnot_si256(rep, nr);
+                }
+                // v's low nr bits (a count of 32 shifts everything out)
+                const __m256i bits = _mm256_and_si256(v, _mm256_srlv_epi32(ones, _mm256_sub_epi32(v_32, nr)));
+                _mm256_store_si256(reinterpret_cast<__m256i*>(raw + t), bits);
+                // tokens (< 256) and counts (< 16) to bytes: tk0-3 nr0-3 | tk4-7 nr4-7
+                const __m256i words = _mm256_permute4x64_epi64(_mm256_packus_epi32(tk, nr), 0xD8);
+                const __m128i bytes =
+                    _mm_packus_epi16(_mm256_castsi256_si128(words), _mm256_extracti128_si256(words, 1));
+                _mm_storel_epi64(reinterpret_cast<__m128i*>(tok + t), bytes);
+                _mm_storel_epi64(reinterpret_cast<__m128i*>(nraw + t), _mm_srli_si128(bytes, 8));
+            }
+            if (t) prev = static_cast<std::uint32_t>(load_le<U>(s + (t - 1) * sizeof(U)));
+            for (; t < cn; ++t) {  // the chunk's last elements: tokenize_hybrid_serial's step
+                const std::uint32_t u = static_cast<std::uint32_t>(load_le<U>(s + t * sizeof(U)));
+                const std::uint32_t d = u - (kPred == Predictor::lane_previous ? prev : raw_center);
+                const std::uint32_t v = ((d << 1) ^ (0u - ((d >> (B - 1)) & 1u))) & mask;
+                unsigned nr = 0;
+                std::uint32_t tk = hyb.token(v, &nr);
+                if (kPred == Predictor::center_repeat && u == prev && nr != 0) tk = repeat_tok, nr = 0;
+                prev = u;
+                raw[t] = v & ((1u << nr) - 1u);
+                tok[t] = static_cast<std::uint8_t>(tk);
+                nraw[t] = static_cast<std::uint8_t>(nr);
+            }
+            // Pass 2: BitWriter::put inline, as tokenize_hybrid_serial.
+            for (std::size_t k = 0; k < cn; ++k) {
+                tok_out[(c0 + k) * lanes] = tok[k];
+                acc |= static_cast<std::uint64_t>(raw[k]) << fill;
+                fill += nraw[k];
+                store_le<std::uint64_t>(out, acc);
+                out += fill >> 3;
+                acc >>= fill & 56u;
+                fill &= 7u;
+            }
+        }
+    }
+    if (fill) *out++ = static_cast<std::uint8_t>(acc);
+    return static_cast<std::size_t>(out - a.bits);
+}
+
+template <typename U>
+std::size_t tokenize_as(const HybridTokenizeArgs& a) {
+    switch (a.pred) {
+        case Predictor::center: return tokenize<U, Predictor::center>(a);
+        case Predictor::lane_previous: return tokenize<U, Predictor::lane_previous>(a);
+        case Predictor::center_repeat: return tokenize<U, Predictor::center_repeat>(a);
+    }
+    return 0;
+}
+
+}  // namespace
+
+std::size_t tokenize_hybrid16_avx2(const HybridTokenizeArgs& a) {
+    return a.esize == 1 ? tokenize_as<std::uint8_t>(a) : tokenize_as<std::uint16_t>(a);
+}
+
+}  // namespace mans::cpu
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
