@@ -374,9 +374,10 @@ void check_serial_tokenizer(std::mt19937_64& rng, std::uint64_t flip, std::uint6
                             std::uint64_t* simd_cases) {
     using E = Elem<U>;
     // 16,384 and 40,000 elements: lanes of exactly one and of several of the
-    // SIMD tokenizer's chunks (512 elements).
+    // SIMD tokenizer's chunks (512 elements); 16,411 and 40,003: a shorter
+    // last lane, whose end is the block's.
     for (std::size_t n : {std::size_t{1}, std::size_t{31}, std::size_t{700}, std::size_t{5000}, std::size_t{16384},
-                          std::size_t{40000}})
+                          std::size_t{16411}, std::size_t{40000}, std::size_t{40003}})
         for (int shape = 0; shape < 4; ++shape) {
             // Raw elements: near a center, a random walk with repeats,
             // uniform over the type, and values at the type's two ends.
@@ -449,6 +450,7 @@ TEST_CASE("tokenize_hybrid_serial writes the definition's tokens and raw bits", 
     std::mt19937_64 rng(37);
     std::uint64_t cases = 0, simd_cases = 0;
     check_serial_tokenizer<std::uint8_t>(rng, 0, &cases, &simd_cases);
+    check_serial_tokenizer<std::uint8_t>(rng, std::uint64_t{1} << 7, &cases, &simd_cases);
     check_serial_tokenizer<std::uint16_t>(rng, 0, &cases, &simd_cases);
     check_serial_tokenizer<std::uint16_t>(rng, std::uint64_t{1} << 15, &cases, &simd_cases);
     check_serial_tokenizer<std::uint32_t>(rng, 0, &cases, &simd_cases);

@@ -24,7 +24,8 @@ const RansKernels kScalarKernels{"scalar", "cpu (scalar)", rans_encode_scalar, r
 // (virtual) CPU without it gets the rANS kernels alone.
 const RansKernels kAvx2Kernels{"avx2", "cpu (avx2)", cpu::rans_encode_avx2, cpu::rans_decode_avx2,
                                cpu::tokenize_hybrid16_avx2};
-const RansKernels kAvx2OnlyKernels{"avx2", "cpu (avx2)", cpu::rans_encode_avx2, cpu::rans_decode_avx2, nullptr};
+const RansKernels kAvx2OnlyKernels{"avx2", "cpu (avx2, no bmi2)", cpu::rans_encode_avx2, cpu::rans_decode_avx2,
+                                   nullptr};
 #endif
 
 const RansKernels& cpu_kernels(bool force_scalar) {

@@ -3,14 +3,14 @@
 //   1. eight elements at a time: the difference to the reference (the
 //      center or the previous element), its zigzag value v, the token and
 //      the raw-bit count, and v's raw bits; the token's exponent is that
-//      of v as a float (exact below 2^24: v < 2^17 here), the count of
-//      leading zeros AVX2 lacks;
+//      of v | 2^s as a float (exact below 2^24; below 2^16 here), the
+//      count of leading zeros AVX2 lacks;
 //   2. in element order: the token into its interleaved slot and the raw
 //      bits appended to the bit stream, the serial loop of
 //      tokenize_hybrid_serial (with BMI2's shifts).
 // Pass 1 was most of the tokenizer's instructions; the bytes are the
-// same (tests/test_hd_algo.cpp compares them for every split, predictor
-// and dtype).
+// same (tests/test_hd_algo.cpp compares them for every split and
+// predictor, u8, i8, u16 and i16).
 #include "tokenize_avx2.hpp"
 
 #include <immintrin.h>
