@@ -418,9 +418,9 @@ void check_serial_tokenizer(std::mt19937_64& rng, std::uint64_t flip, std::uint6
                             const auto got_end = got_bits.begin() + static_cast<std::ptrdiff_t>(got_len);
                             REQUIRE(std::equal(got_bits.begin(), got_end, want_bits.begin()));
                             ++*cases;
-                            // The CPU's SIMD tokenizer (8- and 16-bit elements), where it has one.
-                            const auto simd = mans::detail::cpu_backend().kernels(false).tokenize_hybrid16;
-                            if (E::B <= 16 && simd) {
+                            // The CPU's SIMD tokenizer, where it has one.
+                            const auto simd = mans::detail::cpu_backend().kernels(false).tokenize_hybrid;
+                            if (simd) {
                                 std::vector<std::uint8_t> simd_tok(lay.slots(), 0), simd_bits(want_bits.size());
                                 const std::size_t simd_len =
                                     simd(HybridTokenizeArgs{x.data(), lay, flip, center, split, sizeof(U), kPred,
@@ -445,8 +445,8 @@ TEST_CASE("tokenize_hybrid_serial writes the definition's tokens and raw bits", 
     // The CPU encoder's hybrid tokenizer (a team of one, up to 32-bit
     // elements) against tokenize_lanes + tokenize_hybrid_lane: every split
     // and predictor, unsigned and signed (flipped) elements,
-    // 1 to 32 lanes; and the CPU backend's AVX2 tokenizer (8- and 16-bit
-    // elements) where this CPU has it.
+    // 1 to 32 lanes; and the CPU backend's AVX2 tokenizer where this CPU
+    // has it.
     std::mt19937_64 rng(37);
     std::uint64_t cases = 0, simd_cases = 0;
     check_serial_tokenizer<std::uint8_t>(rng, 0, &cases, &simd_cases);
@@ -456,7 +456,7 @@ TEST_CASE("tokenize_hybrid_serial writes the definition's tokens and raw bits", 
     check_serial_tokenizer<std::uint32_t>(rng, 0, &cases, &simd_cases);
     check_serial_tokenizer<std::uint32_t>(rng, std::uint64_t{1} << 31, &cases, &simd_cases);
     CHECK(cases > 1000);
-    if (mans::detail::cpu_backend().kernels(false).tokenize_hybrid16)
+    if (mans::detail::cpu_backend().kernels(false).tokenize_hybrid)
         CHECK(simd_cases > 500);
     else
         WARN("this CPU has no SIMD hybrid tokenizer (AVX2 and BMI2): only the portable loop was checked");

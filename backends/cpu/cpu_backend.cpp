@@ -23,7 +23,7 @@ const RansKernels kScalarKernels{"scalar", "cpu (scalar)", rans_encode_scalar, r
 // The tokenizer also needs BMI2, which every AVX2 CPU we know of has; a
 // (virtual) CPU without it gets the rANS kernels alone.
 const RansKernels kAvx2Kernels{"avx2", "cpu (avx2)", cpu::rans_encode_avx2, cpu::rans_decode_avx2,
-                               cpu::tokenize_hybrid16_avx2};
+                               cpu::tokenize_hybrid_avx2};
 const RansKernels kAvx2OnlyKernels{"avx2", "cpu (avx2, no bmi2)", cpu::rans_encode_avx2, cpu::rans_decode_avx2,
                                    nullptr};
 #endif

@@ -1,5 +1,5 @@
 // tokenize_avx2.cpp - tokenize_hybrid_serial (mapping/hybrid_tokens.hpp)
-// for 8- and 16-bit elements, in two passes over chunks of a lane:
+// for elements of 8, 16 and 32 bits, in two passes over chunks of a lane:
 //   1. eight elements at a time: the difference to the reference (the
 //      center or the previous element), its zigzag value v, the token and
 //      the raw-bit count, and v's raw bits; the token's exponent is that
@@ -10,7 +10,7 @@
 //      tokenize_hybrid_serial (with BMI2's shifts).
 // Pass 1 was most of the tokenizer's instructions; the bytes are the
 // same (tests/test_hd_algo.cpp compares them for every split and
-// predictor, u8, i8, u16 and i16).
+// predictor, u8, i8, u16, i16, u32 and i32).
 #include "tokenize_avx2.hpp"
 
 #include <immintrin.h>
@@ -44,14 +44,33 @@ template <typename U>
 __m256i load8(const std::uint8_t* p) {
     if constexpr (sizeof(U) == 1)
         return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
-    else
+    else if constexpr (sizeof(U) == 2)
         return _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    else
+        return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+
+// floor(log2(x)) of each lane (x > 0) from a float's exponent.
+template <unsigned B>
+__m256i floor_log2(__m256i x) {
+    const __m256i bias = _mm256_set1_epi32(127);
+    if constexpr (B <= 16) {  // x < 2^17: exact as a float
+        const __m256i f = _mm256_castps_si256(_mm256_cvtepi32_ps(x));
+        return _mm256_sub_epi32(_mm256_srli_epi32(f, 23), bias);
+    } else {  // the upper 16 bits when there are any (+16), else the lower
+        const __m256i hi = _mm256_srli_epi32(x, 16);
+        const __m256i has_hi = _mm256_xor_si256(_mm256_cmpeq_epi32(hi, _mm256_setzero_si256()), _mm256_set1_epi32(-1));
+        const __m256i y = _mm256_blendv_epi8(x, hi, has_hi);
+        const __m256i f = _mm256_castps_si256(_mm256_cvtepi32_ps(y));
+        return _mm256_add_epi32(_mm256_sub_epi32(_mm256_srli_epi32(f, 23), bias),
+                                _mm256_and_si256(has_hi, _mm256_set1_epi32(16)));
+    }
 }
 
 template <typename U, Predictor kPred>
 std::size_t tokenize(const HybridTokenizeArgs& a) {
     constexpr unsigned B = Elem<U>::B;
-    static_assert(B <= 16, "the float exponent is exact below 2^24");
+    static_assert(B <= 32, "raw-bit counts of up to 31 per element");
     const detail::HybridTokens32 hyb(a.split);  // the tail of a chunk
     const std::uint32_t mask = static_cast<std::uint32_t>(Elem<U>::mask);
     const std::uint32_t repeat_tok = detail::hybrid_token_count(a.split, B);
@@ -61,11 +80,10 @@ std::size_t tokenize(const HybridTokenizeArgs& a) {
     const __m256i v_mask = _mm256_set1_epi32(static_cast<int>(mask));
     const __m256i v_center = _mm256_set1_epi32(static_cast<int>(raw_center));
     const __m256i direct_end = _mm256_set1_epi32(static_cast<int>(hyb.direct_end));
-    const __m256i last_direct = _mm256_set1_epi32(static_cast<int>(hyb.direct_end - 1));
     const __m256i k_off = _mm256_set1_epi32(static_cast<int>(hyb.k_off));
     const __m256i v_m = _mm256_set1_epi32(static_cast<int>(hyb.m));
     const __m128i m_count = _mm_cvtsi32_si128(static_cast<int>(hyb.m));
-    const __m256i exp_bias = _mm256_set1_epi32(127), v_32 = _mm256_set1_epi32(32);
+    const __m256i v_32 = _mm256_set1_epi32(32);
     const __m256i v_repeat = _mm256_set1_epi32(static_cast<int>(repeat_tok));
     const __m256i to_prev = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6), lane7 = _mm256_set1_epi32(7);
 
@@ -94,10 +112,9 @@ std::size_t tokenize(const HybridTokenizeArgs& a) {
                 const __m256i neg = _mm256_and_si256(_mm256_srli_epi32(d, B - 1), one);
                 const __m256i v =
                     _mm256_and_si256(_mm256_xor_si256(_mm256_slli_epi32(d, 1), _mm256_sub_epi32(zero, neg)), v_mask);
-                // e = bit_length(v | 2^s) - 1, from the float's exponent
-                const __m256i fbits = _mm256_castps_si256(_mm256_cvtepi32_ps(_mm256_or_si256(v, direct_end)));
-                const __m256i e = _mm256_sub_epi32(_mm256_srli_epi32(fbits, 23), exp_bias);
-                const __m256i big = _mm256_cmpgt_epi32(v, last_direct);
+                const __m256i e = floor_log2<B>(_mm256_or_si256(v, direct_end));  // bit_length(v | 2^s) - 1
+                // v >= 2^s, unsigned (v may be 2^31 or more)
+                const __m256i big = _mm256_cmpeq_epi32(_mm256_max_epu32(v, direct_end), v);
                 const __m256i shift = _mm256_and_si256(_mm256_sub_epi32(e, v_m), big);
                 __m256i tk = _mm256_add_epi32(_mm256_srlv_epi32(v, shift),
                                               _mm256_and_si256(_mm256_add_epi32(_mm256_sll_epi32(e, m_count), k_off), big));
@@ -110,7 +127,7 @@ std::size_t tokenize(const HybridTokenizeArgs& a) {
                 // v's low nr bits (a count of 32 shifts everything out)
                 const __m256i bits = _mm256_and_si256(v, _mm256_srlv_epi32(ones, _mm256_sub_epi32(v_32, nr)));
                 _mm256_store_si256(reinterpret_cast<__m256i*>(raw + t), bits);
-                // tokens (< 256) and counts (< 16) to bytes: tk0-3 nr0-3 | tk4-7 nr4-7
+                // tokens (< 256) and counts (< 32) to bytes: tk0-3 nr0-3 | tk4-7 nr4-7
                 const __m256i words = _mm256_permute4x64_epi64(_mm256_packus_epi32(tk, nr), 0xD8);
                 const __m128i bytes =
                     _mm_packus_epi16(_mm256_castsi256_si128(words), _mm256_extracti128_si256(words, 1));
@@ -158,8 +175,12 @@ std::size_t tokenize_as(const HybridTokenizeArgs& a) {
 
 }  // namespace
 
-std::size_t tokenize_hybrid16_avx2(const HybridTokenizeArgs& a) {
-    return a.esize == 1 ? tokenize_as<std::uint8_t>(a) : tokenize_as<std::uint16_t>(a);
+std::size_t tokenize_hybrid_avx2(const HybridTokenizeArgs& a) {
+    switch (a.esize) {
+        case 1: return tokenize_as<std::uint8_t>(a);
+        case 2: return tokenize_as<std::uint16_t>(a);
+        default: return tokenize_as<std::uint32_t>(a);
+    }
 }
 
 }  // namespace mans::cpu

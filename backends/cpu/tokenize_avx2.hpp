@@ -1,5 +1,5 @@
-// tokenize_avx2.hpp - the hybrid-token mapping's tokenizer for 8- and
-// 16-bit elements with AVX2 and BMI2 (built for them in its own
+// tokenize_avx2.hpp - the hybrid-token mapping's tokenizer for elements
+// of up to 32 bits with AVX2 and BMI2 (built for them in its own
 // translation unit, called only after run-time detection). It writes
 // tokenize_hybrid_serial's tokens and raw bits exactly.
 #pragma once
@@ -10,6 +10,6 @@
 
 namespace mans::cpu {
 
-std::size_t tokenize_hybrid16_avx2(const detail::HybridTokenizeArgs& a);
+std::size_t tokenize_hybrid_avx2(const detail::HybridTokenizeArgs& a);
 
 }  // namespace mans::cpu

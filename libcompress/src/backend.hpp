@@ -24,10 +24,10 @@ struct RansKernels {
     const char* description;  // backend and kernels, e.g. "cpu (avx2)"
     void (*encode)(RansEncodeArgs&);
     bool (*decode)(const RansDecodeArgs&);
-    // The hybrid-token mapping's tokens and raw bits of a block of 8- or
-    // 16-bit elements (tokenize_hybrid_serial's bytes; returns the raw-bit
+    // The hybrid-token mapping's tokens and raw bits of a block of elements
+    // of up to 32 bits (tokenize_hybrid_serial's bytes; returns the raw-bit
     // bytes), or null: tokenize_hybrid_serial itself.
-    std::size_t (*tokenize_hybrid16)(const HybridTokenizeArgs&);
+    std::size_t (*tokenize_hybrid)(const HybridTokenizeArgs&);
 };
 
 struct Backend {

@@ -61,9 +61,9 @@ struct Stats {
 };
 
 #if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
-// Whether an Env offers a SIMD hybrid tokenizer for 8- and 16-bit
-// elements (hybrid_tokenizer(): a RansKernels::tokenize_hybrid16, null
-// when the CPU has none); only the CPU's does.
+// Whether an Env offers a SIMD hybrid tokenizer for elements of up to 32
+// bits (hybrid_tokenizer(): a RansKernels::tokenize_hybrid, null when the
+// CPU has none); only the CPU's does.
 template <typename Env, typename = void>
 struct HasHybridTokenizer : std::false_type {};
 template <typename Env>
@@ -790,10 +790,10 @@ private:
         with_predictor(pred, [&](auto p) {
 #if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
             if constexpr (std::is_same_v<Team, SoloTeam> && E::B <= 32) {  // the CPU's encode_block
-                if constexpr (E::B <= 16 && HasHybridTokenizer<Env>::value) {
-                    if (const auto tokenize16 = env_.hybrid_tokenizer()) {  // the CPU's SIMD kernel
-                        bits_len = tokenize16(HybridTokenizeArgs{x_, lay_, flip_, center_, split, sizeof(U),
-                                                                 decltype(p)::value, tokens, bits});
+                if constexpr (HasHybridTokenizer<Env>::value) {
+                    if (const auto tokenize = env_.hybrid_tokenizer()) {  // the CPU's SIMD kernel
+                        bits_len = tokenize(HybridTokenizeArgs{x_, lay_, flip_, center_, split, sizeof(U),
+                                                               decltype(p)::value, tokens, bits});
                         return true;
                     }
                 }

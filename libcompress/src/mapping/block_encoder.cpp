@@ -36,7 +36,7 @@ struct CpuEncodeEnv {
 
     VectorPayload& out() { return payload; }
     void lanes(RansEncodeArgs& a) const { kernels.encode(a); }
-    auto hybrid_tokenizer() const { return kernels.tokenize_hybrid16; }
+    auto hybrid_tokenizer() const { return kernels.tokenize_hybrid; }
     std::uint8_t* tokens(std::size_t slots) const { return at_least(sc.tokens, slots); }
     std::uint8_t* bits(std::size_t bytes) const { return at_least(sc.bits, bytes); }
     std::uint64_t* sample(std::size_t n) const { return at_least(sc.sample, n); }

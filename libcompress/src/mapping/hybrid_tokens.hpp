@@ -319,15 +319,14 @@ std::size_t tokenize_hybrid_serial(const std::uint8_t* x, const LaneLayout& lay,
     return static_cast<std::size_t>(out - bits);
 }
 // tokenize_hybrid_serial's arguments, for a CPU kernel that computes the
-// same tokens and raw bits for elements of 8 or 16 bits
-// (RansKernels::tokenize_hybrid16, backend.hpp; null where the CPU has
-// none, and then tokenize_hybrid_serial runs).
+// same tokens and raw bits (RansKernels::tokenize_hybrid, backend.hpp;
+// null where the CPU has none, and then tokenize_hybrid_serial runs).
 struct HybridTokenizeArgs {
     const std::uint8_t* x;
     LaneLayout lay;
     std::uint64_t flip, center;
     HybridSplit split;
-    unsigned esize;  // 1 or 2
+    unsigned esize;  // 1, 2 or 4
     Predictor pred;
     std::uint8_t* tokens;
     std::uint8_t* bits;  // bit_writer_bytes(n * 8 * esize)
