@@ -32,7 +32,6 @@ namespace mans::cpu {
 
 using detail::Elem;
 using detail::load_le;
-using detail::store_le;
 using detail::HybridTokenizeArgs;
 using detail::Predictor;
 
@@ -70,11 +69,10 @@ __m256i floor_log2(__m256i x) {
 template <typename U, Predictor kPred>
 std::size_t tokenize(const HybridTokenizeArgs& a) {
     constexpr unsigned B = Elem<U>::B;
-    static_assert(B <= 32, "raw-bit counts of up to 31 per element");
-    const detail::HybridTokens32 hyb(a.split);  // the tail of a chunk
+    const detail::HybridStep32<U, kPred> step(a.split, a.center, a.flip);  // a chunk's tail
+    const detail::HybridTokens32& hyb = step.hyb;
     const std::uint32_t mask = static_cast<std::uint32_t>(Elem<U>::mask);
-    const std::uint32_t repeat_tok = detail::hybrid_token_count(a.split, B);
-    const std::uint32_t raw_center = static_cast<std::uint32_t>(a.center - a.flip);
+    const std::uint32_t raw_center = step.raw_center;
 
     const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(1), ones = _mm256_set1_epi32(-1);
     const __m256i v_mask = _mm256_set1_epi32(static_cast<int>(mask));
@@ -84,15 +82,13 @@ std::size_t tokenize(const HybridTokenizeArgs& a) {
     const __m256i v_m = _mm256_set1_epi32(static_cast<int>(hyb.m));
     const __m128i m_count = _mm_cvtsi32_si128(static_cast<int>(hyb.m));
     const __m256i v_32 = _mm256_set1_epi32(32);
-    const __m256i v_repeat = _mm256_set1_epi32(static_cast<int>(repeat_tok));
+    const __m256i v_repeat = _mm256_set1_epi32(static_cast<int>(step.repeat_tok));
     const __m256i to_prev = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6), lane7 = _mm256_set1_epi32(7);
 
     alignas(32) std::uint32_t raw[kChunk];
     alignas(16) std::uint8_t tok[kChunk + 8], nraw[kChunk + 8];
     const unsigned lanes = a.lay.lanes;
-    std::uint8_t* out = a.bits;
-    std::uint64_t acc = 0;  // pending bits (fewer than 8 between elements)
-    unsigned fill = 0;
+    detail::HostBitPacker packer(a.bits);
     for (unsigned j = 0; j < lanes; ++j) {
         const std::size_t len = a.lay.lane_len(j);
         const std::uint8_t* src = a.x + static_cast<std::size_t>(j) * a.lay.seg * sizeof(U);
@@ -135,32 +131,21 @@ std::size_t tokenize(const HybridTokenizeArgs& a) {
                 _mm_storel_epi64(reinterpret_cast<__m128i*>(nraw + t), _mm_srli_si128(bytes, 8));
             }
             if (t) prev = static_cast<std::uint32_t>(load_le<U>(s + (t - 1) * sizeof(U)));
-            for (; t < cn; ++t) {  // the chunk's last elements: tokenize_hybrid_serial's step
+            for (; t < cn; ++t) {  // the chunk's last elements, one at a time
                 const std::uint32_t u = static_cast<std::uint32_t>(load_le<U>(s + t * sizeof(U)));
-                const std::uint32_t d = u - (kPred == Predictor::lane_previous ? prev : raw_center);
-                const std::uint32_t v = ((d << 1) ^ (0u - ((d >> (B - 1)) & 1u))) & mask;
                 unsigned nr = 0;
-                std::uint32_t tk = hyb.token(v, &nr);
-                if (kPred == Predictor::center_repeat && u == prev && nr != 0) tk = repeat_tok, nr = 0;
-                prev = u;
-                raw[t] = v & ((1u << nr) - 1u);
-                tok[t] = static_cast<std::uint8_t>(tk);
+                tok[t] = static_cast<std::uint8_t>(step(u, prev, &raw[t], &nr));
                 nraw[t] = static_cast<std::uint8_t>(nr);
+                prev = u;
             }
-            // Pass 2: BitWriter::put inline, as tokenize_hybrid_serial.
+            // Pass 2: in element order, as tokenize_hybrid_serial.
             for (std::size_t k = 0; k < cn; ++k) {
                 tok_out[(c0 + k) * lanes] = tok[k];
-                acc |= static_cast<std::uint64_t>(raw[k]) << fill;
-                fill += nraw[k];
-                store_le<std::uint64_t>(out, acc);
-                out += fill >> 3;
-                acc >>= fill & 56u;
-                fill &= 7u;
+                packer.put(raw[k], nraw[k]);
             }
         }
     }
-    if (fill) *out++ = static_cast<std::uint8_t>(acc);
-    return static_cast<std::size_t>(out - a.bits);
+    return static_cast<std::size_t>(packer.finish() - a.bits);
 }
 
 template <typename U>

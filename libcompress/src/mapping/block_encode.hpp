@@ -146,6 +146,9 @@ struct EncodeWork {
     EncodeDecisions decided;
 };
 
+// Reads an encoder's internal estimates in the tests (test_hd_algo.cpp).
+struct BlockEncoderProbe;
+
 // Env: what the encoder needs from its caller, as CPU vectors that grow
 // (block_encoder.cpp) or fixed slices of device memory (block_batch.hpp):
 //   out()                 the output: size(), grow(n) (null when full),
@@ -171,9 +174,6 @@ struct EncodeWork {
 // split; the output's small writes are the leader's.
 // On the CPU the team is one thread (SoloTeam) and all of this is plain
 // serial code.
-// Reads an encoder's internal estimates in the tests (test_hd_algo.cpp).
-struct BlockEncoderProbe;
-
 template <typename U, typename Env, bool kNested = false, typename Team = SoloTeam>
 class BlockEncoder {
     friend struct BlockEncoderProbe;

@@ -264,6 +264,67 @@ struct HybridTokens32 {
     }
 };
 
+// One element of the CPU's hybrid tokenizers (tokenize_hybrid_serial, and
+// the chunk tails of backends/cpu/tokenize_avx2.cpp), on raw values: flip
+// is 0 or 2^(B-1), and XOR with 2^(B-1) is addition mod 2^B, so the biased
+// difference u - ref equals the raw one, raw - (ref - flip); the center is
+// moved by -flip.
+template <typename U, Predictor kPred>
+struct HybridStep32 {
+    using E = Elem<U>;
+    static_assert(E::B <= 32, "raw-bit counts of up to 31 per element");
+    HybridTokens32 hyb;
+    std::uint32_t repeat_tok;
+    std::uint32_t raw_center;
+
+    HybridStep32(HybridSplit split, std::uint64_t center, std::uint64_t flip)
+        : hyb(split), repeat_tok(hybrid_token_count(split, E::B)),
+          raw_center(static_cast<std::uint32_t>(center - flip)) {}
+
+    // u's token, with *nraw raw bits in *raw; prev is the lane's previous
+    // raw element (raw_center before its first).
+    std::uint32_t operator()(std::uint32_t u, std::uint32_t prev, std::uint32_t* raw, unsigned* nraw) const {
+        const std::uint32_t d = u - (kPred == Predictor::lane_previous ? prev : raw_center);
+        std::uint32_t v = (d << 1) ^ (0u - ((d >> (E::B - 1)) & 1u));  // zigzag mod 2^B
+        if constexpr (E::B < 32) v &= static_cast<std::uint32_t>(E::mask);
+        unsigned nr = 0;
+        std::uint32_t tok = hyb.token(v, &nr);
+        if (kPred == Predictor::center_repeat) {
+            const std::uint32_t rep = 0u - static_cast<std::uint32_t>(u == prev && nr != 0);
+            tok = (tok & ~rep) | (repeat_tok & rep);
+            nr &= ~rep;
+        }
+        *nraw = nr;
+        *raw = v & ((1u << nr) - 1u);
+        return tok;
+    }
+};
+
+// BitWriter::put with the pending bits in registers (fewer than 8 between
+// puts): each put stores 8 bytes at the cursor and keeps the unfinished
+// byte, so the output needs BitWriter's 8 bytes of slack.
+struct HostBitPacker {
+    std::uint8_t* out;
+    std::uint64_t acc = 0;
+    unsigned fill = 0;
+    explicit HostBitPacker(std::uint8_t* o) : out(o) {}
+    // bits < 2^n, n <= 32
+    void put(std::uint32_t bits, unsigned n) {
+        acc |= static_cast<std::uint64_t>(bits) << fill;
+        fill += n;
+        store_le<std::uint64_t>(out, acc);
+        out += fill >> 3;
+        acc >>= fill & 56u;
+        fill &= 7u;
+    }
+    // The end of the written bytes, the last partial byte included.
+    std::uint8_t* finish() {
+        if (fill) *out++ = static_cast<std::uint8_t>(acc);
+        fill = 0;
+        return out;
+    }
+};
+
 // tokenize_lanes with tokenize_hybrid_lane for a team of one (the CPU's
 // encode_block), for elements of up to 32 bits: the same tokens and raw
 // bits (test_hd_algo.cpp compares them for every predictor, split and
@@ -271,53 +332,29 @@ struct HybridTokens32 {
 // loop with every value in a register: tokenize_lanes' sink kept its bit
 // writer in memory and hybrid_token branched, about 17 cycles an element
 // against 7 here (u16, exafel).
-//
-// flip is 0 or 2^(B-1), and XOR with 2^(B-1) is addition mod 2^B, so the
-// biased difference u - ref equals the raw one, raw - (ref - flip): the
-// loop works on raw values, with the center moved by -flip.
 template <typename U, Predictor kPred>
 std::size_t tokenize_hybrid_serial(const std::uint8_t* x, const LaneLayout& lay, std::uint64_t flip,
                                    std::uint64_t center, HybridSplit split, std::uint8_t* tokens, std::uint8_t* bits) {
-    using E = Elem<U>;
-    static_assert(E::B <= 32, "raw-bit counts of up to 31 per element");
-    const HybridTokens32 hyb(split);
-    const std::uint32_t repeat_tok = hybrid_token_count(split, E::B);
-    const std::uint32_t raw_center = static_cast<std::uint32_t>(center - flip);
+    const HybridStep32<U, kPred> step(split, center, flip);
     const unsigned lanes = lay.lanes;
-    std::uint8_t* out = bits;
-    std::uint64_t acc = 0;  // pending bits (fewer than 8 between elements)
-    unsigned fill = 0;
+    HostBitPacker packer(bits);
     for (unsigned j = 0; j < lanes; ++j) {
         const std::size_t len = lay.lane_len(j);
         const std::uint8_t* src = x + static_cast<std::size_t>(j) * lay.seg * sizeof(U);
         std::uint8_t* tok_out = tokens + j;
-        std::uint32_t prev = raw_center;  // a lane's first element refers to the center
+        std::uint32_t prev = step.raw_center;  // a lane's first element refers to the center
         for (std::size_t t = 0; t < len; ++t) {
             const std::uint32_t u = static_cast<std::uint32_t>(load_le<U>(src + t * sizeof(U)));
-            const std::uint32_t d = u - (kPred == Predictor::lane_previous ? prev : raw_center);
-            std::uint32_t v = (d << 1) ^ (0u - ((d >> (E::B - 1)) & 1u));  // zigzag mod 2^B
-            if constexpr (E::B < 32) v &= static_cast<std::uint32_t>(E::mask);
+            std::uint32_t raw = 0;
             unsigned nraw = 0;
-            std::uint32_t tok = hyb.token(v, &nraw);
-            if (kPred == Predictor::center_repeat) {
-                const std::uint32_t rep = 0u - static_cast<std::uint32_t>(u == prev && nraw != 0);
-                tok = (tok & ~rep) | (repeat_tok & rep);
-                nraw &= ~rep;
-            }
+            tok_out[t * lanes] = static_cast<std::uint8_t>(step(u, prev, &raw, &nraw));
             prev = u;
-            tok_out[t * lanes] = static_cast<std::uint8_t>(tok);
-            // BitWriter::put inline: store 8 bytes, keep the unfinished one.
-            acc |= static_cast<std::uint64_t>(v & ((1u << nraw) - 1u)) << fill;
-            fill += nraw;
-            store_le<std::uint64_t>(out, acc);
-            out += fill >> 3;
-            acc >>= fill & 56u;
-            fill &= 7u;
+            packer.put(raw, nraw);
         }
     }
-    if (fill) *out++ = static_cast<std::uint8_t>(acc);
-    return static_cast<std::size_t>(out - bits);
+    return static_cast<std::size_t>(packer.finish() - bits);
 }
+
 // tokenize_hybrid_serial's arguments, for a CPU kernel that computes the
 // same tokens and raw bits (RansKernels::tokenize_hybrid, backend.hpp;
 // null where the CPU has none, and then tokenize_hybrid_serial runs).
