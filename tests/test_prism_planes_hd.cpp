@@ -15,6 +15,7 @@
 #include "cpu_features.hpp"
 #include "plane_bits_bmi2.hpp"
 #include "prism/codes.hpp"
+#include "prism/cpu_kernels.hpp"
 #include "prism/plane_coding.hpp"
 #include "prism/plane_split_hd.hpp"
 #include "prism/truncation_stats_hd.hpp"
@@ -408,10 +409,22 @@ TEST_CASE("plane split: a warp's transpose by ballots gives transpose_planes' pl
             }
 }
 
-TEST_CASE("truncation stats: exact sums, the same for every team", "[prism][planes_hd][one_thread]") {
+TEST_CASE("truncation stats: exact sums, the same for every team and CPU kernel", "[prism][planes_hd][one_thread]") {
     std::vector<std::uint64_t> area(mans::detail::kTeamSharedWords);
+    // The CPU encoder's kernels (prism/cpu_kernels.hpp): the portable form
+    // and the backend's choice, AVX2 where this CPU has it (and the build
+    // has the kernels).
+    const dp::PrismCpuKernels& chosen = mans::detail::cpu_backend().prism_kernels();
+    std::vector<const dp::PrismCpuKernels*> kernels{&dp::kPortablePrismKernels};
+    if (&chosen != &dp::kPortablePrismKernels) {
+        CHECK(std::string(chosen.name) == "avx2");
+        CHECK(mans::cpu::cpu_features().avx2);
+        kernels.push_back(&chosen);
+    } else {
+        WARN("no AVX2 kernels here (CPU or build): only the portable truncation statistics ran");
+    }
     for (dp::Coding c : {dp::Coding::negabinary, dp::Coding::sign_magnitude})
-        for (std::uint64_t len : {1, 65, 4096 + 17, 131072})
+        for (std::uint64_t len : {1, 7, 8, 9, 65, 4096 + 17, 131072})
             for (int shape : {0, 1, 3, 4}) {
                 INFO("coding " << int(c) << " len " << len << " shape " << shape);
                 const Chunk ch = make_chunk(len, shape, c, len * 17 + shape);
@@ -441,6 +454,12 @@ TEST_CASE("truncation stats: exact sums, the same for every team", "[prism][plan
                 std::vector<dp::TruncationPartial> one(ch.planes + 1);  // the CPU encoder's form
                 dp::truncation_stats_one_thread(q.data(), ch.words.data(), len, ch.planes, c, one.data());
                 check(one);
+                for (const dp::PrismCpuKernels* k : kernels) {
+                    INFO("kernel " << k->name);
+                    std::vector<dp::TruncationPartial> by_kernel(ch.planes + 1);
+                    k->truncation_stats(q.data(), ch.words.data(), len, ch.planes, c, by_kernel.data());
+                    check(by_kernel);
+                }
                 for (unsigned n : {2u, 7u, 32u, 64u})
                     for (bool reverse : {false, true}) {
                         INFO("ranks " << n << (reverse ? " reversed" : ""));

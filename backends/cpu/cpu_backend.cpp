@@ -10,7 +10,9 @@
 #include "backend.hpp"
 #include "cpu_features.hpp"
 #include "plane_bits_bmi2.hpp"  // MANS_HAVE_BMI2_KERNELS
+#include "prism/cpu_kernels.hpp"
 #include "prism/plane_coding.hpp"
+#include "prism_avx2.hpp"
 #include "rans_avx2.hpp"
 #include "tokenize_avx2.hpp"
 
@@ -42,6 +44,13 @@ const prism::PlaneBitKernels& cpu_plane_bits() {
     if (cpu::cpu_features().fast_bmi2) return cpu::kBmi2PlaneBits;
 #endif
     return prism::kTablePlaneBits;
+}
+
+const prism::PrismCpuKernels& cpu_prism_kernels() {
+#ifdef MANS_HAVE_AVX2_KERNELS
+    if (cpu::cpu_features().avx2) return cpu::kAvx2PrismKernels;
+#endif
+    return prism::kPortablePrismKernels;
 }
 
 int cpu_max_workers(int threads) {
@@ -83,7 +92,8 @@ void cpu_for_each_block(std::size_t count, int threads, const std::function<void
 #endif
 }
 
-const Backend kCpuBackend{"cpu", cpu_kernels, cpu_for_each_block, cpu_max_workers, cpu_plane_bits};
+const Backend kCpuBackend{"cpu", cpu_kernels, cpu_for_each_block, cpu_max_workers, cpu_plane_bits,
+                             cpu_prism_kernels};
 
 }  // namespace
 

@@ -14,6 +14,7 @@ namespace mans::detail {
 
 namespace prism {
 struct PlaneBitKernels;  // prism/plane_coding.hpp
+struct PrismCpuKernels;  // prism/cpu_kernels.hpp
 }
 
 struct HybridTokenizeArgs;  // mapping/hybrid_tokens.hpp
@@ -43,6 +44,9 @@ struct Backend {
     // instructions where the CPU has fast ones, else byte tables
     // (prism::kTablePlaneBits).
     const prism::PlaneBitKernels& (*plane_bits)();
+    // PRISM's loops over whole chunks (prism/cpu_kernels.hpp): AVX2 where
+    // the CPU has it, else the portable forms.
+    const prism::PrismCpuKernels& (*prism_kernels)();
 };
 
 const Backend& cpu_backend();

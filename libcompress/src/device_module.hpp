@@ -19,7 +19,7 @@ namespace mans::detail {
 // Where `op` on raw_bytes of input runs (api.cpp's rules, for the codecs
 // outside api.cpp): *gpu the module, or null for the CPU; or
 // backend_unavailable for a GPU that was asked for and cannot.
-Errc select_module(Backend requested, BackendOp op, std::uint64_t raw_bytes, const mans_backend_module** gpu);
+Errc select_module(mans::Backend requested, BackendOp op, std::uint64_t raw_bytes, const mans_backend_module** gpu);
 
 namespace prism {
 // "" when module m compresses the PRISM self-test fields exactly as the
@@ -34,6 +34,6 @@ std::string prism_read_self_test(const mans_backend_module& m);
 // The module for `requested` (automatic: CUDA, then HIP, each preferring
 // both directions; cpu: none), with *compresses saying whether it serves
 // compression too, or null with the reason in *why ("cuda: ...; hip: ...").
-const mans_backend_module* device_chunk_module(Backend requested, std::string* why, bool* compresses);
+const mans_backend_module* device_chunk_module(mans::Backend requested, std::string* why, bool* compresses);
 
 }  // namespace mans::detail

@@ -14,6 +14,7 @@
 #include <memory>
 #include <new>
 
+#include "backend.hpp"
 #include "core/bitmap_hd.hpp"
 #include "core/byte_io.hpp"
 #include "core/frame.hpp"
@@ -22,6 +23,7 @@
 #include "mans/prism.hpp"
 #include "prism/archive.hpp"
 #include "prism/base.hpp"
+#include "prism/cpu_kernels.hpp"
 #include "prism/device_job.hpp"
 #include "prism/encode_plan.hpp"
 #include "prism/error_stats_hd.hpp"
@@ -126,23 +128,23 @@ private:
 template <typename T>
 Errc Encoder<T>::build_mask() {
     const std::uint64_t n = g_.count;
-    const UnalignedValues<T> x{src_};
+    const MaskKernels<T>& k = cpu_backend().prism_kernels().template mask<T>();
     const int threads = std::max(1, threads_);
     fills_ = choose_fill_values<T>(
         cfg_, n,
         [&] {
             return reduce_ranges<ValueRange>(
-                n, threads, [&](std::uint64_t first, std::uint64_t last) { return finite_range(x, first, last); });
+                n, threads, [&](std::uint64_t first, std::uint64_t last) { return k.finite_range(src_, first, last); });
         },
         [&](double cand) {
             return reduce_ranges<FillEvidence>(n, threads, [&](std::uint64_t first, std::uint64_t last) {
-                return fill_evidence(x, first, last, cand);
+                return k.fill_evidence(src_, first, last, cand);
             });
         });
     mask_.assign(static_cast<std::size_t>((n + 7) / 8), 0);
     const MaskPartial m = reduce_ranges<MaskPartial>(n, threads, [&](std::uint64_t first, std::uint64_t last) {
-        return mask_range<T>(x, n, fills_.data(), static_cast<unsigned>(fills_.size()), first / 8, (last + 7) / 8,
-                             mask_.data());
+        return k.mask_range(src_, n, fills_.data(), static_cast<unsigned>(fills_.size()), first / 8, (last + 7) / 8,
+                            mask_.data());
     });
     if (m.masked == 0) std::vector<std::uint8_t>().swap(mask_);
     return set_value_range(&h_, cfg_, m, std::vector<double>(fills_.begin(), fills_.end()), &cast_slack_);

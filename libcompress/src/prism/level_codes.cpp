@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backend.hpp"
 #include "core/status.hpp"
+#include "prism/cpu_kernels.hpp"
 #include "prism/level_assembly_hd.hpp"  // chunk_segment_for_plane, dropped_digits
 #include "prism/plane_coding.hpp"
 #include "prism/truncation_stats_hd.hpp"
@@ -76,7 +78,7 @@ void LevelEncoder::code_chunk(std::uint64_t ch) {
     const unsigned P = planes_for(any, coding_);
     c.planes = P;
     TruncationPartial stats[kMaxPlanes + 1];
-    truncation_stats_one_thread(q, words.data(), n, P, coding_, stats);
+    cpu_backend().prism_kernels().truncation_stats(q, words.data(), n, P, coding_, stats);
     c.max_err.resize(P + 1);
     c.sum_sq.resize(P + 1);
     for (unsigned d = 0; d <= P; ++d) c.max_err[d] = stats[d].max_err, c.sum_sq[d] = stats[d].sum_sq.to_double();

@@ -1,0 +1,298 @@
+// prism_avx2.cpp - PRISM's CPU kernels with AVX2 (prism/cpu_kernels.hpp):
+// the same results as the portable forms, eight codes at a time.
+//
+// truncation_stats: for each number d of dropped digits, the largest
+// |error| and the exact sum of squared errors over a chunk. An error's
+// magnitude a is at most 2^31 (AVX2's abs of INT32_MIN is 2^31 unsigned,
+// as the portable form's cast), so a square is at most 2^62 and two are
+// at most 2^63. Each 64-bit lane adds two squares to an accumulator kept
+// below 2^63 (its top bit moves into a count of 2^63s after every add),
+// so nothing overflows and the lanes' sums are exact; the exact total is
+// then the same SquareSum as the portable form's, whatever the order.
+//
+// The mask passes (mask_hd.hpp) over eight points at a time: not finite is
+// an all-ones exponent, a fill value is a match of the bits, and the range
+// of the values kept is a vector minimum and maximum with the others
+// replaced by infinities. Minimum and maximum choose between -0 and +0
+// differently from the portable loop, which keeps the first of equal
+// values: so when a range's minimum or maximum is zero, the first zero of
+// the range (in point order) gives its sign.
+#include "prism_avx2.hpp"
+
+#ifdef MANS_HAVE_AVX2_KERNELS
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "prism/geometry.hpp"  // UnalignedValues
+
+// AVX2 for the functions defined below only (rans_avx2.cpp says why not
+// -mavx2 for the file); the header code above stays portable.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2")
+#endif
+
+namespace mans::cpu {
+namespace {
+
+namespace dp = detail::prism;
+using detail::prism::UnalignedValues;
+
+// |error| of each word's dropped digits (low_mask) for eight words.
+template <dp::Coding kCoding>
+inline __m256i error_magnitudes(__m256i w, __m256i low_mask) {
+    const __m256i dropped = _mm256_and_si256(w, low_mask);
+    if (kCoding == dp::Coding::sign_magnitude) return dropped;  // low_mask has no sign bit
+    const __m256i nega = _mm256_set1_epi32(static_cast<int>(dp::kNegaMask));
+    return _mm256_abs_epi32(_mm256_sub_epi32(_mm256_xor_si256(dropped, nega), nega));  // from_negabinary
+}
+
+template <dp::Coding kCoding>
+void truncation_stats_lanes(const std::uint32_t* words, std::uint64_t n, unsigned planes, dp::TruncationPartial* out) {
+    out[0] = dp::TruncationPartial{};
+    const std::uint64_t vec_end = n & ~std::uint64_t{7};
+    const __m256i below_2_63 = _mm256_set1_epi64x(INT64_MAX);
+    for (unsigned d = 1; d <= planes; ++d) {
+        // The digits a reader misses when it keeps planes - d of them; for
+        // sign-magnitude never the sign, and d = planes drops |q| whole.
+        std::uint32_t mask = d >= 32 ? 0xffffffffu : (1u << d) - 1u;
+        if (kCoding == dp::Coding::sign_magnitude) mask &= 0x7fffffffu;
+        const __m256i low_mask = _mm256_set1_epi32(static_cast<int>(mask));
+        __m256i max_err = _mm256_setzero_si256(), sum = _mm256_setzero_si256(), tops = _mm256_setzero_si256();
+        for (std::uint64_t j = 0; j < vec_end; j += 8) {
+            const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words + j));
+            const __m256i a = error_magnitudes<kCoding>(w, low_mask);
+            max_err = _mm256_max_epu32(max_err, a);
+            const __m256i odd = _mm256_srli_epi64(a, 32);
+            sum = _mm256_add_epi64(sum, _mm256_add_epi64(_mm256_mul_epu32(a, a), _mm256_mul_epu32(odd, odd)));
+            tops = _mm256_add_epi64(tops, _mm256_srli_epi64(sum, 63));
+            sum = _mm256_and_si256(sum, below_2_63);
+        }
+        alignas(32) std::uint32_t m[8];
+        alignas(32) std::uint64_t s[4], t[4];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(m), max_err);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(s), sum);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(t), tops);
+        std::uint32_t best = 0;
+        for (std::uint32_t v : m) best = v > best ? v : best;
+        dp::SquareSum total;
+        std::uint64_t count_2_63 = 0;
+        for (unsigned i = 0; i < 4; ++i) total.add(s[i]), count_2_63 += t[i];
+        total.hi += count_2_63 >> 1;
+        if (count_2_63 & 1) total.add(std::uint64_t{1} << 63);
+        for (std::uint64_t j = vec_end; j < n; ++j) {
+            std::uint32_t a = words[j] & mask;
+            if (kCoding == dp::Coding::negabinary) {
+                const std::int32_t e = dp::from_negabinary(a);
+                a = static_cast<std::uint32_t>(e < 0 ? -static_cast<std::int64_t>(e) : e);
+            }
+            best = a > best ? a : best;
+            total.add(static_cast<std::uint64_t>(a) * a);
+        }
+        out[d].max_err = best;
+        out[d].sum_sq = total;
+    }
+}
+
+void truncation_stats_avx2(const std::int32_t*, const std::uint32_t* words, std::uint64_t n, unsigned planes,
+                           dp::Coding c, dp::TruncationPartial* out) {
+    if (c == dp::Coding::negabinary) truncation_stats_lanes<dp::Coding::negabinary>(words, n, planes, out);
+    else truncation_stats_lanes<dp::Coding::sign_magnitude>(words, n, planes, out);
+}
+
+
+// ---------------------------------------------------------------- mask passes
+
+// The lanes of one AVX2 vector of T: eight floats or four doubles.
+template <typename T>
+struct Lanes;
+
+template <>
+struct Lanes<float> {
+    using V = __m256;
+    static constexpr unsigned kCount = 8;
+    static V load(const std::uint8_t* p) { return _mm256_loadu_ps(reinterpret_cast<const float*>(p)); }
+    static V splat(float v) { return _mm256_set1_ps(v); }
+    static __m256i not_finite(V v) {
+        const __m256i exponent = _mm256_set1_epi32(0x7f800000);
+        return _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_castps_si256(v), exponent), exponent);
+    }
+    static __m256i same_bits(V v, float f) {
+        std::uint32_t u;
+        std::memcpy(&u, &f, sizeof u);
+        return _mm256_cmpeq_epi32(_mm256_castps_si256(v), _mm256_set1_epi32(static_cast<int>(u)));
+    }
+    static __m256i equal(V a, V b) { return _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_EQ_OQ)); }
+    static V where(__m256i m, V if_set, V otherwise) { return _mm256_blendv_ps(otherwise, if_set, _mm256_castsi256_ps(m)); }
+    static V min(V a, V b) { return _mm256_min_ps(a, b); }
+    static V max(V a, V b) { return _mm256_max_ps(a, b); }
+    static V abs(V v) { return _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff))); }
+    static unsigned bits(__m256i m) { return static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(m))); }
+    static __m256i count(__m256i acc, __m256i m) { return _mm256_sub_epi32(acc, m); }  // m's lanes are 0 or -1
+    static std::uint64_t total(__m256i acc) {
+        alignas(32) std::uint32_t c[8];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(c), acc);
+        std::uint64_t t = 0;
+        for (std::uint32_t v : c) t += v;
+        return t;
+    }
+    static void store(V v, float* out) { _mm256_storeu_ps(out, v); }
+};
+
+template <>
+struct Lanes<double> {
+    using V = __m256d;
+    static constexpr unsigned kCount = 4;
+    static V load(const std::uint8_t* p) { return _mm256_loadu_pd(reinterpret_cast<const double*>(p)); }
+    static V splat(double v) { return _mm256_set1_pd(v); }
+    static __m256i not_finite(V v) {
+        const __m256i exponent = _mm256_set1_epi64x(0x7ff0000000000000);
+        return _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_castpd_si256(v), exponent), exponent);
+    }
+    static __m256i same_bits(V v, double f) {
+        std::uint64_t u;
+        std::memcpy(&u, &f, sizeof u);
+        return _mm256_cmpeq_epi64(_mm256_castpd_si256(v), _mm256_set1_epi64x(static_cast<long long>(u)));
+    }
+    static __m256i equal(V a, V b) { return _mm256_castpd_si256(_mm256_cmp_pd(a, b, _CMP_EQ_OQ)); }
+    static V where(__m256i m, V if_set, V otherwise) { return _mm256_blendv_pd(otherwise, if_set, _mm256_castsi256_pd(m)); }
+    static V min(V a, V b) { return _mm256_min_pd(a, b); }
+    static V max(V a, V b) { return _mm256_max_pd(a, b); }
+    static V abs(V v) { return _mm256_and_pd(v, _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffff))); }
+    static unsigned bits(__m256i m) { return static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(m))); }
+    static __m256i count(__m256i acc, __m256i m) { return _mm256_sub_epi64(acc, m); }
+    static std::uint64_t total(__m256i acc) {
+        alignas(32) std::uint64_t c[4];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(c), acc);
+        return c[0] + c[1] + c[2] + c[3];
+    }
+    static void store(V v, double* out) { _mm256_storeu_pd(out, v); }
+};
+
+// The smallest and the largest lane as a ValueRange (zeros of either sign).
+template <typename T>
+dp::ValueRange lane_range(typename Lanes<T>::V lo, typename Lanes<T>::V hi) {
+    T l[Lanes<T>::kCount], h[Lanes<T>::kCount];
+    Lanes<T>::store(lo, l);
+    Lanes<T>::store(hi, h);
+    dp::ValueRange r;
+    for (unsigned i = 0; i < Lanes<T>::kCount; ++i) {
+        r.lo = l[i] < r.lo ? l[i] : r.lo;
+        r.hi = h[i] > r.hi ? h[i] : r.hi;
+    }
+    return r;
+}
+
+// A range whose minimum or maximum is zero takes that zero's sign from the
+// first zero of [first, last) that kept(i) accepts, as the portable loop.
+template <typename T, typename Kept>
+void first_zero_signs(const std::uint8_t* src, std::uint64_t first, std::uint64_t last, Kept&& kept,
+                      dp::ValueRange* r) {
+    if (r->lo != 0.0 && r->hi != 0.0) return;
+    const UnalignedValues<T> x{src};
+    for (std::uint64_t i = first; i < last; ++i)
+        if (x[i] == T(0) && kept(i)) {
+            if (r->lo == 0.0) r->lo = static_cast<double>(x[i]);
+            if (r->hi == 0.0) r->hi = static_cast<double>(x[i]);
+            return;
+        }
+}
+
+template <typename T>
+dp::ValueRange finite_range_avx2(const std::uint8_t* src, std::uint64_t first, std::uint64_t last) {
+    using L = Lanes<T>;
+    const typename L::V inf = L::splat(static_cast<T>(HUGE_VAL)), minus_inf = L::splat(static_cast<T>(-HUGE_VAL));
+    typename L::V lo = inf, hi = minus_inf;
+    std::uint64_t i = first;
+    for (; i + L::kCount <= last; i += L::kCount) {
+        const typename L::V v = L::load(src + i * sizeof(T));
+        const __m256i skip = L::not_finite(v);
+        lo = L::min(lo, L::where(skip, inf, v));
+        hi = L::max(hi, L::where(skip, minus_inf, v));
+    }
+    dp::ValueRange r = lane_range<T>(lo, hi);
+    r.merge(dp::finite_range(UnalignedValues<T>{src}, i, last));
+    first_zero_signs<T>(src, first, last, [](std::uint64_t) { return true; }, &r);
+    return r;
+}
+
+template <typename T>
+dp::FillEvidence fill_evidence_avx2(const std::uint8_t* src, std::uint64_t first, std::uint64_t last, double cand) {
+    using L = Lanes<T>;
+    // A candidate T cannot hold equals no value (the portable loop
+    // compares the values as doubles, converted exactly).
+    const T c = static_cast<T>(cand);
+    const bool representable = static_cast<double>(c) == cand;
+    const typename L::V cv = L::splat(c), zero = L::splat(T(0));
+    __m256i hits = _mm256_setzero_si256();
+    typename L::V other = zero;
+    std::uint64_t i = first;
+    for (; i + L::kCount <= last; i += L::kCount) {
+        const typename L::V v = L::load(src + i * sizeof(T));
+        const __m256i hit = representable ? L::equal(v, cv) : _mm256_setzero_si256();
+        hits = L::count(hits, hit);
+        other = L::max(other, L::where(_mm256_or_si256(hit, L::not_finite(v)), zero, L::abs(v)));
+    }
+    dp::FillEvidence e;
+    e.hits = L::total(hits);
+    T o[L::kCount];
+    L::store(other, o);
+    for (T v : o) e.other = static_cast<double>(v) > e.other ? static_cast<double>(v) : e.other;
+    e.merge(dp::fill_evidence(UnalignedValues<T>{src}, i, last, cand));
+    return e;
+}
+
+template <typename T>
+dp::MaskPartial mask_range_avx2(const std::uint8_t* src, std::uint64_t n, const T* fills, unsigned nfill,
+                                std::uint64_t byte_first, std::uint64_t byte_last, std::uint8_t* mask) {
+    using L = Lanes<T>;
+    constexpr unsigned kVectors = 8 / L::kCount;  // per mask byte
+    const typename L::V inf = L::splat(static_cast<T>(HUGE_VAL)), minus_inf = L::splat(static_cast<T>(-HUGE_VAL));
+    typename L::V lo = inf, hi = minus_inf;
+    __m256i masked = _mm256_setzero_si256();
+    const std::uint64_t full_end = byte_last < n / 8 ? byte_last : (n / 8 > byte_first ? n / 8 : byte_first);
+    for (std::uint64_t byte = byte_first; byte < full_end; ++byte) {
+        unsigned bits = 0;
+        for (unsigned k = 0; k < kVectors; ++k) {
+            const typename L::V v = L::load(src + (byte * 8 + k * L::kCount) * sizeof(T));
+            __m256i drop = L::not_finite(v);
+            for (unsigned f = 0; f < nfill; ++f) drop = _mm256_or_si256(drop, L::same_bits(v, fills[f]));
+            bits |= L::bits(drop) << (k * L::kCount);
+            masked = L::count(masked, drop);
+            lo = L::min(lo, L::where(drop, inf, v));
+            hi = L::max(hi, L::where(drop, minus_inf, v));
+        }
+        mask[byte] = static_cast<std::uint8_t>(bits);
+    }
+    dp::MaskPartial p;
+    p.masked = L::total(masked);
+    p.kept = lane_range<T>(lo, hi);
+    // The last byte of the field when n % 8 != 0, and bytes past it.
+    if (full_end < byte_last)
+        p.merge(dp::mask_range<T>(UnalignedValues<T>{src}, n, fills, nfill, full_end, byte_last, mask));
+    const std::uint64_t last = byte_last * 8 < n ? byte_last * 8 : n;
+    first_zero_signs<T>(src, byte_first * 8, last, [&](std::uint64_t i) { return !(mask[i / 8] >> (i % 8) & 1); },
+                        &p.kept);
+    return p;
+}
+
+template <typename T>
+constexpr dp::MaskKernels<T> kAvx2Mask{finite_range_avx2<T>, fill_evidence_avx2<T>, mask_range_avx2<T>};
+
+}  // namespace
+
+const detail::prism::PrismCpuKernels kAvx2PrismKernels{"avx2", truncation_stats_avx2, kAvx2Mask<float>,
+                                                       kAvx2Mask<double>};
+
+}  // namespace mans::cpu
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#endif  // MANS_HAVE_AVX2_KERNELS

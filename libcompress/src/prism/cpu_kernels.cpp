@@ -1,0 +1,34 @@
+// cpu_kernels.cpp - the portable forms of PRISM's CPU kernels: the MANS_HD
+// definitions themselves.
+#include "prism/cpu_kernels.hpp"
+
+#include "prism/geometry.hpp"  // UnalignedValues
+
+namespace mans::detail::prism {
+namespace {
+
+template <typename T>
+ValueRange finite_range_portable(const std::uint8_t* src, std::uint64_t first, std::uint64_t last) {
+    return finite_range(UnalignedValues<T>{src}, first, last);
+}
+
+template <typename T>
+FillEvidence fill_evidence_portable(const std::uint8_t* src, std::uint64_t first, std::uint64_t last, double cand) {
+    return fill_evidence(UnalignedValues<T>{src}, first, last, cand);
+}
+
+template <typename T>
+MaskPartial mask_range_portable(const std::uint8_t* src, std::uint64_t n, const T* fills, unsigned nfill,
+                                std::uint64_t byte_first, std::uint64_t byte_last, std::uint8_t* mask) {
+    return mask_range<T>(UnalignedValues<T>{src}, n, fills, nfill, byte_first, byte_last, mask);
+}
+
+template <typename T>
+constexpr MaskKernels<T> kPortableMask{finite_range_portable<T>, fill_evidence_portable<T>, mask_range_portable<T>};
+
+}  // namespace
+
+const PrismCpuKernels kPortablePrismKernels{"portable", truncation_stats_one_thread, kPortableMask<float>,
+                                            kPortableMask<double>};
+
+}  // namespace mans::detail::prism

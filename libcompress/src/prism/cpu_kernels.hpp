@@ -1,0 +1,45 @@
+// cpu_kernels.hpp - PRISM loops over whole chunks or fields that the CPU
+// backend runs with SIMD instructions where the CPU has them (backend.hpp's
+// prism_kernels; backends/cpu/prism_avx2.cpp), and their portable forms.
+// Every kernel gives its portable form's results exactly, bit for bit
+// (tests/test_prism_planes_hd.cpp and tests/test_prism_cpu_kernels.cpp compare
+// them).
+#pragma once
+
+#include <cstdint>
+
+#include "prism/codes.hpp"
+#include "prism/mask_hd.hpp"
+#include "prism/truncation_stats_hd.hpp"
+
+namespace mans::detail::prism {
+
+// mask_hd.hpp's three passes over the values of a field of T (float or
+// double), point i at src + i * sizeof(T), little-endian.
+template <typename T>
+struct MaskKernels {
+    ValueRange (*finite_range)(const std::uint8_t* src, std::uint64_t first, std::uint64_t last);
+    FillEvidence (*fill_evidence)(const std::uint8_t* src, std::uint64_t first, std::uint64_t last, double cand);
+    MaskPartial (*mask_range)(const std::uint8_t* src, std::uint64_t n, const T* fills, unsigned nfill,
+                              std::uint64_t byte_first, std::uint64_t byte_last, std::uint8_t* mask);
+};
+
+struct PrismCpuKernels {
+    const char* name;
+    // truncation_stats_one_thread: out[0..planes] for words[j] =
+    // encode_code(codes[j], c).
+    void (*truncation_stats)(const std::int32_t* codes, const std::uint32_t* words, std::uint64_t n,
+                             unsigned planes, Coding c, TruncationPartial* out);
+    MaskKernels<float> mask_f32;
+    MaskKernels<double> mask_f64;
+
+    template <typename T>
+    const MaskKernels<T>& mask() const {
+        if constexpr (sizeof(T) == 4) return mask_f32;
+        else return mask_f64;
+    }
+};
+
+extern const PrismCpuKernels kPortablePrismKernels;
+
+}  // namespace mans::detail::prism

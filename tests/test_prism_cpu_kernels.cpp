@@ -1,0 +1,174 @@
+// PRISM's CPU kernels (prism/cpu_kernels.hpp): the backend's choice (AVX2
+// where the CPU has it) against the portable forms, bit for bit, for the
+// mask passes; the truncation statistics are checked in
+// test_prism_planes_hd.cpp.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+#include "cpu_features.hpp"
+#include "prism/cpu_kernels.hpp"
+#include "test_support.hpp"
+
+namespace dp = mans::detail::prism;
+
+namespace {
+
+template <typename T>
+std::uint64_t bits_of(T v) {
+    std::uint64_t u = 0;
+    std::memcpy(&u, &v, sizeof v);
+    return u;
+}
+
+// Equal as bits, so that -0 and +0 (and two NaNs) differ.
+bool same(double a, double b) { return bits_of(a) == bits_of(b); }
+
+template <typename T>
+std::vector<std::uint8_t> as_bytes(const std::vector<T>& v) {
+    std::vector<std::uint8_t> b(v.size() * sizeof(T));
+    if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());
+    return b;
+}
+
+// Fields of n values: shape 0 smooth with specials; 1 zeros of both signs
+// that are the range's minimum or maximum (the ties the kernels must break
+// as the loop does); 2 a fill value (-1e10, or a NaN payload) in runs;
+// 3 all non-finite; 4 random bit patterns.
+template <typename T>
+std::vector<T> make_field(std::size_t n, int shape, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<T> v(n);
+    const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::uint64_t r = rng();
+        switch (shape) {
+            case 0: v[i] = static_cast<T>(std::sin(0.01 * static_cast<double>(i)) * 100 + (r % 100) * 1e-3); break;
+            case 1: {
+                const T z = (r & 1) ? T(0) : -T(0);
+                v[i] = r % 7 == 0 ? z : static_cast<T>((r >> 8) % 1000) * ((seed & 1) ? T(1) : T(-1));
+                break;
+            }
+            case 2: v[i] = (i / 13) % 3 == 0 ? static_cast<T>(-1e10) : static_cast<T>((r % 1000) * 0.5); break;
+            case 3: v[i] = r % 3 == 0 ? nan : (r % 3 == 1 ? inf : -inf); break;
+            default: {
+                std::uint64_t b = r;
+                std::memcpy(&v[i], &b, sizeof(T));
+                break;
+            }
+        }
+        if (shape != 3 && r % 97 == 0) v[i] = (r >> 20) % 3 == 0 ? nan : (r >> 20) % 3 == 1 ? inf : -inf;
+    }
+    return v;
+}
+
+template <typename T>
+void compare_mask_kernels(const dp::MaskKernels<T>& want, const dp::MaskKernels<T>& got, const char* name) {
+    std::uint64_t cases = 0;
+    for (std::size_t n : {0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 1000, 65536 + 3})
+        for (int shape = 0; shape < 5; ++shape) {
+            const std::vector<T> field = make_field<T>(n, shape, n * 31 + static_cast<std::uint64_t>(shape));
+            const std::vector<std::uint8_t> src = as_bytes(field);
+            // Whole field and subranges that start and end anywhere.
+            std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges{{0, n}};
+            std::mt19937_64 rng(n + 17);
+            for (int k = 0; k < 6 && n > 0; ++k) {
+                std::uint64_t a = rng() % (n + 1), b = rng() % (n + 1);
+                if (a > b) std::swap(a, b);
+                ranges.push_back({a, b});
+            }
+            for (auto [first, last] : ranges) {
+                INFO(name << " " << sizeof(T) * 8 << "-bit n " << n << " shape " << shape << " [" << first << ", "
+                          << last << ")");
+                const dp::ValueRange a = want.finite_range(src.data(), first, last);
+                const dp::ValueRange b = got.finite_range(src.data(), first, last);
+                REQUIRE(same(a.lo, b.lo));
+                REQUIRE(same(a.hi, b.hi));
+                for (double cand : {a.lo, a.hi, -1e10, 1e10 + 1.0 / 3, 0.5}) {
+                    const dp::FillEvidence e = want.fill_evidence(src.data(), first, last, cand);
+                    const dp::FillEvidence f = got.fill_evidence(src.data(), first, last, cand);
+                    REQUIRE(e.hits == f.hits);
+                    REQUIRE(same(e.other, f.other));
+                }
+                // Mask bytes of whole bytes of points, as the encoder's ranges.
+                const std::uint64_t byte_first = first / 8, byte_last = (last + 7) / 8;
+                const T nan_fill = [] {
+                    T v;
+                    const std::uint64_t payload = sizeof(T) == 4 ? 0x7fc01234u : 0x7ff8000000001234ull;
+                    std::memcpy(&v, &payload, sizeof v);
+                    return v;
+                }();
+                const std::vector<std::vector<T>> fill_sets{{}, {static_cast<T>(-1e10)}, {-T(0)}, {T(0), nan_fill}};
+                for (const std::vector<T>& fills : fill_sets) {
+                    std::vector<std::uint8_t> mw((n + 7) / 8 + 2, 0xA5), mg(mw);
+                    const dp::MaskPartial p = want.mask_range(src.data(), n, fills.data(),
+                                                              static_cast<unsigned>(fills.size()), byte_first,
+                                                              byte_last, mw.data());
+                    const dp::MaskPartial q = got.mask_range(src.data(), n, fills.data(),
+                                                             static_cast<unsigned>(fills.size()), byte_first,
+                                                             byte_last, mg.data());
+                    REQUIRE(p.masked == q.masked);
+                    REQUIRE(same(p.kept.lo, q.kept.lo));
+                    REQUIRE(same(p.kept.hi, q.kept.hi));
+                    REQUIRE(mw == mg);
+                    ++cases;
+                }
+            }
+        }
+    CHECK(cases > 1000);
+}
+
+}  // namespace
+
+TEST_CASE("PRISM mask passes: the CPU backend's kernels give the portable results bit for bit", "[prism][cpu_kernels]") {
+    const dp::PrismCpuKernels& chosen = mans::detail::cpu_backend().prism_kernels();
+    const dp::PrismCpuKernels& portable = dp::kPortablePrismKernels;
+    if (&chosen == &portable) {
+        WARN("no AVX2 kernels here (CPU or build): the portable forms were compared with themselves");
+    } else {
+        CHECK(std::string(chosen.name) == "avx2");
+        CHECK(mans::cpu::cpu_features().avx2);
+    }
+    compare_mask_kernels<float>(portable.mask_f32, chosen.mask_f32, chosen.name);
+    compare_mask_kernels<double>(portable.mask_f64, chosen.mask_f64, chosen.name);
+}
+
+TEST_CASE("PRISM mask passes: the kernels on the real float fields", "[prism][cpu_kernels]") {
+    const dp::PrismCpuKernels& chosen = mans::detail::cpu_backend().prism_kernels();
+    const dp::MaskKernels<float>& want = dp::kPortablePrismKernels.mask_f32;
+    const dp::MaskKernels<float>& got = chosen.mask_f32;
+    unsigned fields = 0;
+    for (const std::string& path : mans_test::list_shared_data_files()) {
+        if (path.size() < 4 || path.compare(path.size() - 4, 4, ".f32") != 0) continue;
+        const mans_test::Bytes src = mans_test::read_file(path);
+        const std::uint64_t n = src.size() / 4;
+        INFO(path);
+        const dp::ValueRange a = want.finite_range(src.data(), 0, n), b = got.finite_range(src.data(), 0, n);
+        REQUIRE(same(a.lo, b.lo));
+        REQUIRE(same(a.hi, b.hi));
+        for (double cand : {a.lo, a.hi}) {
+            const dp::FillEvidence e = want.fill_evidence(src.data(), 0, n, cand);
+            const dp::FillEvidence f = got.fill_evidence(src.data(), 0, n, cand);
+            REQUIRE(e.hits == f.hits);
+            REQUIRE(same(e.other, f.other));
+        }
+        const std::vector<float> fills{static_cast<float>(a.lo)};
+        std::vector<std::uint8_t> mw((n + 7) / 8), mg(mw.size());
+        const dp::MaskPartial p = want.mask_range(src.data(), n, fills.data(), 1, 0, mw.size(), mw.data());
+        const dp::MaskPartial q = got.mask_range(src.data(), n, fills.data(), 1, 0, mg.size(), mg.data());
+        REQUIRE(p.masked == q.masked);
+        REQUIRE(same(p.kept.lo, q.kept.lo));
+        REQUIRE(same(p.kept.hi, q.kept.hi));
+        REQUIRE(mw == mg);
+        ++fields;
+    }
+    if (fields == 0) WARN("no real .f32 fields found: nothing compared");
+    else CHECK(fields >= 5);
+}
