@@ -172,3 +172,43 @@ TEST_CASE("PRISM mask passes: the kernels on the real float fields", "[prism][cp
     if (fields == 0) WARN("no real .f32 fields found: nothing compared");
     else CHECK(fields >= 5);
 }
+
+TEST_CASE("PRISM deposit_plane: the CPU backend's kernel ORs the digit into exactly the plane's codes",
+          "[prism][cpu_kernels]") {
+    const dp::PrismCpuKernels& chosen = mans::detail::cpu_backend().prism_kernels();
+    const dp::PrismCpuKernels& portable = dp::kPortablePrismKernels;
+    std::mt19937_64 rng(20261207);
+    unsigned cases = 0;
+    for (std::uint64_t len : {1, 7, 8, 9, 15, 63, 64, 65, 127, 1000, 4096 + 5, 131072})
+        // Plane densities: none, sparse, half, every code, and every code of
+        // the last (possibly partial) group only.
+        for (int shape = 0; shape < 5; ++shape)
+            for (std::uint32_t digit : {1u, 0x80000000u, 0x00010000u}) {
+                INFO("len " << len << " shape " << shape << " digit " << digit);
+                const std::uint64_t nw = len / 64 + (len % 64 != 0);
+                std::vector<std::uint64_t> plane(nw, 0);
+                for (std::uint64_t j = 0; j < len; ++j) {
+                    const std::uint64_t r = rng();
+                    const bool set = shape == 1 ? r % 61 == 0
+                                     : shape == 2 ? (r & 1)
+                                     : shape == 3 ? true
+                                     : shape == 4 ? j >= (len - 1) / 8 * 8
+                                                  : false;
+                    if (set) plane[j / 64] |= std::uint64_t{1} << (j % 64);
+                }
+                // The words a decoder holds (other planes' digits), exactly
+                // len of them: ASan sees a kernel touch one past them, even
+                // one that writes back the value it read.
+                std::vector<std::uint32_t> before(len);
+                for (std::uint32_t& v : before) v = static_cast<std::uint32_t>(rng()) & ~digit;
+                std::vector<std::uint32_t> want = before, a = before, b = before;
+                for (std::uint64_t j = 0; j < len; ++j)
+                    if (plane[j / 64] >> (j % 64) & 1) want[j] |= digit;
+                portable.deposit_plane(plane.data(), len, digit, a.data());
+                chosen.deposit_plane(plane.data(), len, digit, b.data());
+                REQUIRE(a == want);
+                REQUIRE(b == want);
+                ++cases;
+            }
+    CHECK(cases == 12 * 5 * 3);
+}

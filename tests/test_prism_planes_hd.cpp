@@ -108,10 +108,21 @@ struct TeamResult {
     std::vector<std::uint32_t> rebuilt;                 // words rebuilt by deposit_plane
     std::vector<int> has_bits;
     unsigned padding_bits = 0;  // OR of the streams' unused high bits: must be 0
+    bool counts_differ = false;  // count_context_bits gave other lengths than split_plane
 };
 
-// split_plane / merge_plane with a bit gather, or a CPU kernel set
-// (backend.hpp's plane_bits: one thread) in the gather's place.
+// split_plane / merge_plane / count_context_bits with a bit gather, or a
+// CPU kernel set (backend.hpp's plane_bits: one thread) in the gather's
+// place.
+template <typename Team, typename Gather>
+void count_with(const Team& team, const std::uint64_t* sig, const std::uint64_t* fr, std::uint64_t len,
+                dp::PlaneSplitScratch* scratch, std::uint64_t* total, const Gather&) {
+    dp::count_context_bits(team, sig, fr, len, scratch, total);
+}
+void count_with(const SoloTeam&, const std::uint64_t* sig, const std::uint64_t* fr, std::uint64_t len,
+                dp::PlaneSplitScratch* scratch, std::uint64_t* total, const dp::PlaneBitKernels& kernels) {
+    kernels.count(sig, fr, len, scratch, total);
+}
 template <typename Team, typename Gather>
 void split_with(const Team& team, const std::uint64_t* plane, const std::uint64_t* sig, const std::uint64_t* fr,
                 std::uint64_t len, dp::PlaneSplitScratch* scratch, std::uint32_t* streams, std::uint64_t* nbits,
@@ -163,8 +174,11 @@ void run_team(const Team& team, const Chunk& ch, dp::Coding c, dp::PlaneSplitScr
                 if (nbits[k] % 8 && team.leads()) out->padding_bits |= exact[k].back() >> (nbits[k] % 8);
                 s[k] = exact[k].data();
             }
+            // A reader counts the streams' lengths from the significance alone.
+            // The split's scratch is overwritten with the count's: merge uses it.
             std::uint64_t counted[dp::kPlaneStreams];
-            dp::count_context_bits(team, sig, fr, len, scratch, counted);
+            count_with(team, sig, fr, len, scratch, counted, gather);
+            if (team.leads() && !std::equal(counted, counted + dp::kPlaneStreams, nbits)) out->counts_differ = true;
             merge_with(team, s, sig, fr, len, *scratch, merged + b * nw, gather);
         };
         std::vector<std::vector<bool>> got;
@@ -223,6 +237,7 @@ TeamResult run_one(const Team& team, const Chunk& ch, dp::Coding c, const Gather
              buf.merged.data(), buf.rebuilt.data(), &out, gather);
     REQUIRE(buf.untouched_past_end());
     REQUIRE(out.padding_bits == 0);
+    REQUIRE(!out.counts_differ);
     return out;
 }
 
@@ -312,9 +327,9 @@ TEST_CASE("plane split: the CPU backend's kernel sets follow FORMAT.md 4.5 code 
 #ifdef MANS_HAVE_BMI2_KERNELS
     // The dispatch takes the instructions exactly where they are fast; they
     // are tested wherever the CPU has them (slow PDEP is still right).
-    CHECK(std::string(cpu.plane_bits().name) == (has.fast_bmi2 ? "bmi2" : "tables"));
-    if (has.bmi2) sets.push_back(&mans::cpu::kBmi2PlaneBits);
-    else WARN("this CPU has no BMI2: only the table kernels ran");
+    CHECK(std::string(cpu.plane_bits().name) == (has.fast_bmi2 && has.popcnt ? "bmi2" : "tables"));
+    if (has.bmi2 && has.popcnt) sets.push_back(&mans::cpu::kBmi2PlaneBits);
+    else WARN("this CPU lacks BMI2 or POPCNT: only the table kernels ran");
 #else
     CHECK(&cpu.plane_bits() == &portable);
     WARN("built without the PEXT / PDEP kernels: only the table kernels ran");
@@ -369,6 +384,7 @@ TEST_CASE("plane split: a team of threads gives the one thread's streams", "[pri
             REQUIRE(got.rebuilt == ch.words);
             REQUIRE(buf.untouched_past_end());
             REQUIRE(got.padding_bits == 0);
+            REQUIRE(!got.counts_differ);
         }
     }
 }

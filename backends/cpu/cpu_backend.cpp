@@ -41,7 +41,7 @@ const RansKernels& cpu_kernels(bool force_scalar) {
 
 const prism::PlaneBitKernels& cpu_plane_bits() {
 #ifdef MANS_HAVE_BMI2_KERNELS
-    if (cpu::cpu_features().fast_bmi2) return cpu::kBmi2PlaneBits;
+    if (cpu::cpu_features().fast_bmi2 && cpu::cpu_features().popcnt) return cpu::kBmi2PlaneBits;
 #endif
     return prism::kTablePlaneBits;
 }

@@ -23,6 +23,7 @@ CpuFeatures probe() {
     const unsigned base_family = (a >> 8) & 0xf;
     const unsigned family = base_family == 0xf ? base_family + ((a >> 20) & 0xff) : base_family;
     const bool osxsave = (c >> 27) & 1, avx = (c >> 28) & 1;
+    f.popcnt = (c >> 23) & 1;
     unsigned b7 = 0;
     if (__get_cpuid_count(7, 0, &a, &b7, &c, &d)) {
         // BMI2 works on general registers: no OS state to check.

@@ -1,6 +1,7 @@
 // plane_bits_bmi2.hpp - PRISM's bitplane split and merge with the PEXT /
-// PDEP instructions (BMI2), called only after run-time detection
-// (cpu_backend.cpp). The same streams and planes as the byte tables.
+// PDEP instructions (BMI2) and the context bit counts with POPCNT, called
+// only after run-time detection of both (cpu_backend.cpp). The same
+// streams, planes and counts as the byte tables and the portable count.
 //
 // MANS_HAVE_BMI2_KERNELS: built (CMake's MANS_WITH_BMI2, and a compiler
 // that targets x86-64 and knows GCC's target attribute; not for the other

@@ -26,6 +26,7 @@
 #include <cstring>
 
 #include "prism/geometry.hpp"  // UnalignedValues
+#include "prism/plane_split_hd.hpp"  // plane_word_count
 
 // AVX2 for the functions defined below only (rans_avx2.cpp says why not
 // -mavx2 for the file); the header code above stays portable.
@@ -283,10 +284,38 @@ dp::MaskPartial mask_range_avx2(const std::uint8_t* src, std::uint64_t n, const 
 template <typename T>
 constexpr dp::MaskKernels<T> kAvx2Mask{finite_range_avx2<T>, fill_evidence_avx2<T>, mask_range_avx2<T>};
 
+// Each byte of a plane word is the set codes of eight consecutive words:
+// one compare against the lanes' bits selects the digit for each, one OR
+// writes the eight words. A byte with no set code, the common case in a
+// sparse plane, costs one test. Codes of the last, partial group (len % 8
+// of them) go one at a time, so that no word at or past len is touched.
+void deposit_plane_avx2(const std::uint64_t* plane, std::uint64_t len, std::uint32_t digit, std::uint32_t* words) {
+    const __m256i lane_bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    const __m256i digits = _mm256_set1_epi32(static_cast<int>(digit));
+    const std::uint64_t full_groups = len / 8;
+    const std::uint64_t nw = dp::plane_word_count(len);
+    for (std::uint64_t w = 0; w < nw; ++w) {
+        std::uint64_t p = plane[w];
+        for (std::uint64_t g = 8 * w; p; ++g, p >>= 8) {
+            const unsigned byte = static_cast<unsigned>(p & 0xff);
+            if (!byte) continue;
+            std::uint32_t* at = words + 8 * g;
+            if (g >= full_groups) {
+                for (unsigned v = byte; v; v &= v - 1) at[__builtin_ctz(v)] |= digit;
+                continue;
+            }
+            const __m256i set =
+                _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(static_cast<int>(byte)), lane_bit), lane_bit);
+            auto* vec = reinterpret_cast<__m256i*>(at);
+            _mm256_storeu_si256(vec, _mm256_or_si256(_mm256_loadu_si256(vec), _mm256_and_si256(set, digits)));
+        }
+    }
+}
+
 }  // namespace
 
 const detail::prism::PrismCpuKernels kAvx2PrismKernels{"avx2", truncation_stats_avx2, kAvx2Mask<float>,
-                                                       kAvx2Mask<double>};
+                                                       kAvx2Mask<double>, deposit_plane_avx2};
 
 }  // namespace mans::cpu
 

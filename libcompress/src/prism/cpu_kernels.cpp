@@ -2,7 +2,9 @@
 // definitions themselves.
 #include "prism/cpu_kernels.hpp"
 
+#include "core/team.hpp"  // SoloTeam
 #include "prism/geometry.hpp"  // UnalignedValues
+#include "prism/plane_split_hd.hpp"
 
 namespace mans::detail::prism {
 namespace {
@@ -26,9 +28,13 @@ MaskPartial mask_range_portable(const std::uint8_t* src, std::uint64_t n, const 
 template <typename T>
 constexpr MaskKernels<T> kPortableMask{finite_range_portable<T>, fill_evidence_portable<T>, mask_range_portable<T>};
 
+void deposit_plane_portable(const std::uint64_t* plane, std::uint64_t len, std::uint32_t digit, std::uint32_t* words) {
+    deposit_plane(SoloTeam{}, plane, plane_word_count(len), digit, words);
+}
+
 }  // namespace
 
 const PrismCpuKernels kPortablePrismKernels{"portable", truncation_stats_one_thread, kPortableMask<float>,
-                                            kPortableMask<double>};
+                                            kPortableMask<double>, deposit_plane_portable};
 
 }  // namespace mans::detail::prism

@@ -32,6 +32,9 @@ struct PrismCpuKernels {
                              unsigned planes, Coding c, TruncationPartial* out);
     MaskKernels<float> mask_f32;
     MaskKernels<double> mask_f64;
+    // plane_split_hd.hpp's deposit_plane for a chunk of len codes:
+    // words[j] |= digit for every code j set in plane[0..plane_word_count(len)).
+    void (*deposit_plane)(const std::uint64_t* plane, std::uint64_t len, std::uint32_t digit, std::uint32_t* words);
 
     template <typename T>
     const MaskKernels<T>& mask() const {

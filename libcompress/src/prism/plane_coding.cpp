@@ -16,6 +16,7 @@
 #include "core/byte_io.hpp"
 #include "core/team.hpp"  // SoloTeam
 #include "core/status.hpp"
+#include "prism/cpu_kernels.hpp"
 #include "prism/lossless.hpp"
 #include "prism/plane_split_hd.hpp"
 
@@ -91,6 +92,11 @@ void words_to_rows(const std::uint32_t* words, unsigned n, std::uint64_t* rows) 
     }
 }
 
+void count_context_bits_portable(const std::uint64_t* sig, const std::uint64_t* fresh, std::uint64_t len,
+                                 PlaneSplitScratch* scratch, std::uint64_t* total) {
+    count_context_bits(SoloTeam{}, sig, fresh, len, scratch, total);
+}
+
 void split_plane_tables(const std::uint64_t* plane, const std::uint64_t* sig, const std::uint64_t* fresh,
                         std::uint64_t len, PlaneSplitScratch* scratch, std::uint32_t* streams, std::uint64_t* bits) {
     split_plane(SoloTeam{}, plane, sig, fresh, len, scratch, streams, bits, TableBitGather{});
@@ -103,7 +109,7 @@ void merge_plane_tables(const std::uint8_t* const* stream, const std::uint64_t* 
 
 }  // namespace
 
-const PlaneBitKernels kTablePlaneBits{"tables", split_plane_tables, merge_plane_tables};
+const PlaneBitKernels kTablePlaneBits{"tables", count_context_bits_portable, split_plane_tables, merge_plane_tables};
 
 void transpose_planes_one_thread(const std::uint32_t* words, std::uint64_t len, unsigned planes, Coding c,
                                  std::uint64_t* bits) {
@@ -172,6 +178,7 @@ Errc decode_plane_chunks(const std::uint8_t* const* payload, const std::size_t* 
     std::vector<std::uint8_t> bytes[kPlaneStreams];
     PlaneSplitScratch scratch;
     const PlaneBitKernels& kernels = cpu_backend().plane_bits();
+    const PrismCpuKernels& prism_kernels = cpu_backend().prism_kernels();
     for (unsigned b = b0; b < b1; ++b) {
         const std::size_t i = b - b0;
         if (size[i] == 0) {  // an all-zero plane chunk: nothing becomes significant
@@ -179,7 +186,7 @@ Errc decode_plane_chunks(const std::uint8_t* const* payload, const std::size_t* 
             continue;
         }
         std::uint64_t count[kPlaneStreams];
-        count_context_bits(team, sig.data(), fresh.data(), len, &scratch, count);
+        kernels.count(sig.data(), fresh.data(), len, &scratch, count);
         ByteReader r(payload[i], size[i]);
         std::uint16_t methods = 0;
         if (!r.read(&methods) || (methods >> (2 * kPlaneStreams))) return Errc::corrupt_block;
@@ -190,7 +197,7 @@ Errc decode_plane_chunks(const std::uint8_t* const* payload, const std::size_t* 
         }
         if (r.remaining() != 0) return Errc::corrupt_block;
         kernels.merge(stream, sig.data(), fresh.data(), len, scratch, plane.data());
-        deposit_plane(team, plane.data(), nw, with_plane_bit(0, b, planes, c, 1), words);
+        prism_kernels.deposit_plane(plane.data(), len, with_plane_bit(0, b, planes, c, 1), words);
         advance_significance(team, plane.data(), sig.data(), fresh.data(), nw);
     }
     return Errc::ok;

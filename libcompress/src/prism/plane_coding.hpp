@@ -30,12 +30,15 @@ struct TableBitGather {
 
 struct PlaneSplitScratch;  // plane_split_hd.hpp
 
-// One thread's split_plane and merge_plane (plane_split_hd.hpp, SoloTeam)
-// with one bit gather, as the CPU backend picks them (backend.hpp's
-// plane_bits): TableBitGather here, PEXT / PDEP instructions in
-// backends/cpu where the CPU has fast ones. Same streams and planes.
+// One thread's split_plane, merge_plane and count_context_bits
+// (plane_split_hd.hpp, SoloTeam) with one bit gather, as the CPU backend
+// picks them (backend.hpp's plane_bits): TableBitGather and the portable
+// bit count here; PEXT / PDEP and POPCNT instructions in backends/cpu where
+// the CPU has fast ones. Same streams, planes and counts.
 struct PlaneBitKernels {
     const char* name;
+    void (*count)(const std::uint64_t* sig, const std::uint64_t* fresh, std::uint64_t len,
+                  PlaneSplitScratch* scratch, std::uint64_t* total);
     void (*split)(const std::uint64_t* plane, const std::uint64_t* sig, const std::uint64_t* fresh, std::uint64_t len,
                   PlaneSplitScratch* scratch, std::uint32_t* streams, std::uint64_t* bits);
     void (*merge)(const std::uint8_t* const* stream, const std::uint64_t* sig, const std::uint64_t* fresh,
