@@ -365,3 +365,61 @@ TEST_CASE("PRISM in GPU order: tiles of each pass in any order give the CPU enco
     CHECK(seen.per_block < seen.levels);
     for (unsigned k = 0; k < dp::kSchemeCount; ++k) CHECK(seen.schemes[k] > 0);
 }
+
+TEST_CASE("PRISM traverse: visit_box_runs and visit_box_range give box_point's points, in order, a row at a time",
+          "[prism][pass_order]") {
+    struct Point {
+        std::uint64_t k, c[dp::kMaxRank], idx;
+        bool operator==(const Point& o) const {
+            return k == o.k && idx == o.idx && std::equal(c, c + dp::kMaxRank, o.c);
+        }
+    };
+    const std::vector<std::vector<std::uint64_t>> shapes{{1},      {2},         {9},          {1, 1},      {5, 1},
+                                                         {1, 7},   {6, 9},      {17, 4, 11},  {3, 1, 10},  {4, 5, 6, 7},
+                                                         {2, 1, 3, 9}};
+    unsigned runs_seen = 0, cut_runs = 0;
+    for (const auto& dims : shapes) {
+        const auto rank = static_cast<unsigned>(dims.size());
+        const dp::Grid g = dp::Grid::make(rank, dims.data());
+        for (std::uint64_t u : {1, 2, 4})
+            for (unsigned s = 0; s < dp::kSchemeCount; ++s)
+                for (const dp::Pass& p : dp::level_passes(g, u, static_cast<dp::Scheme>(s)))
+                    for (const dp::Box& b : p.boxes) {
+                        const std::uint64_t n = b.size();
+                        if (n == 0) continue;
+                        // The whole box, tiles of 7 points (cutting rows), and one point.
+                        for (std::uint64_t tile : {n, std::uint64_t{7}, std::uint64_t{1}})
+                            for (std::uint64_t first = 0; first < n; first += tile) {
+                                const std::uint64_t last = std::min(n, first + tile);
+                                INFO("rank " << rank << " u " << u << " scheme " << s << " points " << first << ".."
+                                             << last);
+                                std::vector<Point> want, got, ranged;
+                                auto keep = [](std::vector<Point>* to) {
+                                    return [to](std::uint64_t k, const std::uint64_t* c, std::uint64_t idx) {
+                                        Point q{k, {c[0], c[1], c[2], c[3]}, idx};
+                                        to->push_back(q);
+                                    };
+                                };
+                                for (std::uint64_t k = first; k < last; ++k) {  // each on its own, as a GPU thread
+                                    Point q{k, {}, 0};
+                                    dp::box_point(g, b, k, q.c, &q.idx);
+                                    want.push_back(q);
+                                }
+                                dp::visit_box_range(g, b, first, last, keep(&ranged));
+                                dp::visit_box_runs(g, b, first, last,
+                                                   [&](std::uint64_t k, const std::uint64_t* c, std::uint64_t idx,
+                                                       std::uint64_t m) {
+                                                       REQUIRE(m >= 1);
+                                                       REQUIRE(m <= b.count[rank - 1]);
+                                                       cut_runs += m < b.count[rank - 1];
+                                                       ++runs_seen;
+                                                       dp::for_run_points(g, b, k, c, idx, m, keep(&got));
+                                                   });
+                                REQUIRE(got == want);
+                                REQUIRE(ranged == want);
+                            }
+                    }
+    }
+    CHECK(runs_seen > 1000);
+    CHECK(cut_runs > 100);
+}

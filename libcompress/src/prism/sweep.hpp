@@ -121,7 +121,8 @@ private:
         return point_kind(f.kinds, *f.kind_bits, blocks_, full);
     }
 
-    // One parallel step: fn(box, k, c, idx) for every point of the items.
+    // One parallel step: fn(box, k, c, idx, m) for every run of points of
+    // the items (traverse.hpp's visit_box_runs).
     template <typename F>
     Errc step(unsigned l, const Grid& g, const std::vector<Item>& items, F&& fn) {
         std::vector<CodeRange> ranges;
@@ -151,8 +152,8 @@ private:
                 const Item& it = items[i];
                 const std::uint64_t first = it.k0 + (static_cast<std::uint64_t>(t) - first_tile[i]) * kTilePoints;
                 const std::uint64_t last = std::min(it.k1, first + kTilePoints);
-                visit_box_range(g, it.box, first, last,
-                                [&](std::uint64_t k, const std::uint64_t* c, std::uint64_t idx) { fn(it.box, k, c, idx); });
+                visit_box_runs(g, it.box, first, last, [&](std::uint64_t k, const std::uint64_t* c, std::uint64_t idx,
+                                                           std::uint64_t m) { fn(it.box, k, c, idx, m); });
             }
         }
         return ops_.end_step(l, ranges);
@@ -169,6 +170,10 @@ private:
             const double pred = predict_point(w, i2, c, g2_.n, g2_.stride, g2_.rank, b.axes, u2, kind_at(f, c, 1));
             w[i2] = ops_.visit(l, idx, b.first_code + k, pred);
         };
+        auto run = [&](const Box& b, std::uint64_t k, const std::uint64_t* c, std::uint64_t i2, std::uint64_t m) {
+            for_run_points(g2_, b, k, c, i2, m,
+                           [&](std::uint64_t kp, const std::uint64_t* cp, std::uint64_t ip) { point(b, kp, cp, ip); });
+        };
         for (const Pass& p : level_passes(g2_, u2, f.scheme)) {
             std::vector<Item> items;
             std::uint64_t pending = 0;
@@ -180,13 +185,13 @@ private:
                     pending += k1 - k0;
                     k0 = k1;
                     if (pending == step_codes_) {
-                        MANS_RETURN_IF_ERROR(step(l, g2_, items, point));
+                        MANS_RETURN_IF_ERROR(step(l, g2_, items, run));
                         items.clear();
                         pending = 0;
                     }
                 }
             }
-            MANS_RETURN_IF_ERROR(step(l, g2_, items, point));
+            MANS_RETURN_IF_ERROR(step(l, g2_, items, run));
         }
         return ops_.end_level(l);
     }
@@ -222,6 +227,15 @@ private:
             return base[((row + static_cast<std::uint64_t>(k)) & mask) * R + in_row];
         }
     };
+    // The same reads with the ring offsets of rows row - 3 .. row + 3
+    // computed once for a run of points on one row.
+    struct RingRowsView {
+        const double* base;
+        const std::uint64_t* row_at;  // row_at[3 + k]: ((row + k) & mask) * R
+        std::uint64_t in_row;
+        double operator[](std::int64_t k) const { return base[row_at[3 + k] + in_row]; }
+    };
+    static constexpr std::uint64_t kRunPoints = 64;  // predictions held at once
 
     Errc finest_level() {
         unsigned A = 0;
@@ -262,6 +276,51 @@ private:
             const double pred = cnt == 1 ? sum : sum / static_cast<double>(cnt);
             *here = ops_.visit(l, idx, b.first_code + k, pred);
         };
+        // A run of points along the fastest axis F: `point`'s predictions,
+        // the axes' stencils each over the whole run (the same sums in the
+        // same order), then the visits. Points of a pass never read each
+        // other, so predicting a run before writing it changes nothing.
+        // Point by point where the row axis is F (a 1D field) or the stencil
+        // kind may change between points (per-block kinds).
+        const unsigned F = g.rank - 1;
+        auto run = [&](const Box& b, std::uint64_t k, const std::uint64_t* c, std::uint64_t idx, std::uint64_t n) {
+            if (F == A || f.kinds == KindMode::per_block) {
+                for_run_points(g, b, k, c, idx, n,
+                               [&](std::uint64_t kp, const std::uint64_t* cp, std::uint64_t ip) { point(b, kp, cp, ip); });
+                return;
+            }
+            const Kind kind = kind_at(f, c, 0);
+            const std::uint64_t di = b.step[F] * g.stride[F], row = c[A];
+            std::uint64_t row_at[7];
+            for (unsigned j = 0; j < 7; ++j) row_at[j] = ((row + j - 3) & mask) * R;
+            double sum[kRunPoints];
+            for (std::uint64_t off = 0; off < n; off += kRunPoints) {
+                const std::uint64_t m = std::min(kRunPoints, n - off);
+                const std::uint64_t first = idx + off * di, in_row = first - row * R, cF = c[F] + off * b.step[F];
+                double* here = ring_p + row_at[3] + in_row;
+                for (std::uint64_t i = 0; i < m; ++i) sum[i] = 0;
+                unsigned cnt = 0;
+                for (unsigned a = 0; a < g.rank; ++a) {
+                    if (!(b.axes >> a & 1)) continue;
+                    ++cnt;
+                    if (a == A) {
+                        for (std::uint64_t i = 0; i < m; ++i)
+                            sum[i] += interp_1d(RingRowsView{ring_p, row_at, in_row + i * di}, row, 1, rows, 1, kind);
+                    } else if (a == F) {
+                        for (std::uint64_t i = 0; i < m; ++i)
+                            sum[i] += interp_1d(here + i * di, cF + i * b.step[F], 1, g.n[a], g.stride[a], kind);
+                    } else {
+                        for (std::uint64_t i = 0; i < m; ++i)
+                            sum[i] += interp_1d(here + i * di, c[a], 1, g.n[a], g.stride[a], kind);
+                    }
+                }
+                const std::uint64_t code = b.first_code + k + off;
+                for (std::uint64_t i = 0; i < m; ++i) {
+                    const double pred = cnt == 1 ? sum[i] : sum[i] / static_cast<double>(cnt);
+                    here[i * di] = ops_.visit(l, first + i * di, code + i, pred);
+                }
+            }
+        };
         // The rows [r0, r1) of box b that lie on its lattice, as one item.
         auto rows_of = [&](const Box& b, std::uint64_t r0, std::uint64_t r1, std::vector<Item>* items) {
             const std::uint64_t n = b.size();
@@ -291,7 +350,7 @@ private:
                 std::vector<Item> items;
                 for (const Box& b : p.boxes)
                     if (even_box(b)) rows_of(b, ahead_done, ahead, &items);
-                MANS_RETURN_IF_ERROR(step(l, g, items, point));
+                MANS_RETURN_IF_ERROR(step(l, g, items, run));
             }
             ahead_done = ahead;
             // The 2-lattice rows below are in the ring now and never read
@@ -301,7 +360,7 @@ private:
                 std::vector<Item> items;
                 for (const Box& b : p.boxes)
                     if (!even_box(b)) rows_of(b, done, hi, &items);
-                MANS_RETURN_IF_ERROR(step(l, g, items, point));
+                MANS_RETURN_IF_ERROR(step(l, g, items, run));
             }
             ops_.rows_done(done, hi, view);
             done = hi;

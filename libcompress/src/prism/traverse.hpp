@@ -33,19 +33,28 @@ MANS_HD void box_point(const Grid& g, const Box& b, std::uint64_t k, std::uint64
     *idx = at;
 }
 
-// fn(k, c, idx) for points k in [first, last) of box b: k is the point's
-// rank within the box, c its coordinates, idx its element index.
+// fn(k, c, idx, m) for the runs of points [first, last) of box b: points
+// k .. k + m - 1 that differ only along the fastest axis f = g.rank - 1,
+// point k + i at coordinate c[f] + i * b.step[f] and element index
+// idx + i * b.step[f] * g.stride[f]: the points in raster order (fastest
+// axis last), a row of the box (or its part in the range) at a time.
 template <typename F>
-inline void visit_box_range(const Grid& g, const Box& b, std::uint64_t first, std::uint64_t last, F&& fn) {
-    const unsigned r = g.rank;
+inline void visit_box_runs(const Grid& g, const Box& b, std::uint64_t first, std::uint64_t last, F&& fn) {
+    const unsigned r = g.rank, f = r - 1;
     std::uint64_t ci[kMaxRank] = {0, 0, 0, 0};
     std::uint64_t c[kMaxRank] = {0, 0, 0, 0};
     std::uint64_t idx = 0;
     box_point(g, b, first, c, &idx);
     for (unsigned a = 0; a < r; ++a) ci[a] = (c[a] - b.start[a]) / b.step[a];
-    for (std::uint64_t k = first; k < last; ++k) {
-        fn(k, static_cast<const std::uint64_t*>(c), idx);
-        for (unsigned a = r; a-- > 0;) {  // odometer step, fastest axis first
+    for (std::uint64_t k = first; k < last;) {
+        const std::uint64_t m = std::min(b.count[f] - ci[f], last - k);
+        fn(k, static_cast<const std::uint64_t*>(c), idx, m);
+        k += m;
+        if (k == last) break;
+        idx -= (c[f] - b.start[f]) * g.stride[f];  // back to the row's start, then the next row
+        c[f] = b.start[f];
+        ci[f] = 0;
+        for (unsigned a = f; a-- > 0;) {
             if (++ci[a] < b.count[a]) {
                 c[a] += b.step[a];
                 idx += b.step[a] * g.stride[a];
@@ -56,6 +65,26 @@ inline void visit_box_range(const Grid& g, const Box& b, std::uint64_t first, st
             ci[a] = 0;
         }
     }
+}
+
+// fn(k + i, c', idx') for each point of a run of visit_box_runs, one at a
+// time (c' is c with the fastest axis advanced).
+template <typename F>
+inline void for_run_points(const Grid& g, const Box& b, std::uint64_t k, const std::uint64_t* c, std::uint64_t idx,
+                           std::uint64_t m, F&& fn) {
+    const unsigned f = g.rank - 1;
+    std::uint64_t cp[kMaxRank] = {c[0], c[1], c[2], c[3]};
+    for (std::uint64_t i = 0; i < m; ++i, cp[f] += b.step[f], idx += b.step[f] * g.stride[f])
+        fn(k + i, static_cast<const std::uint64_t*>(cp), idx);
+}
+
+// fn(k, c, idx) for points k in [first, last) of box b: k is the point's
+// rank within the box, c its coordinates, idx its element index.
+template <typename F>
+inline void visit_box_range(const Grid& g, const Box& b, std::uint64_t first, std::uint64_t last, F&& fn) {
+    visit_box_runs(g, b, first, last, [&](std::uint64_t k, const std::uint64_t* c, std::uint64_t idx, std::uint64_t m) {
+        for_run_points(g, b, k, c, idx, m, fn);
+    });
 }
 
 // fn(box, k, c, idx) over every point of a pass; tiles run in parallel.
