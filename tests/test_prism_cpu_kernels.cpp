@@ -1,6 +1,6 @@
 // PRISM's CPU kernels (prism/cpu_kernels.hpp): the backend's choice (AVX2
 // where the CPU has it) against the portable forms, bit for bit, for the
-// mask passes; the truncation statistics are checked in
+// mask passes and deposit_plane; the truncation statistics are checked in
 // test_prism_planes_hd.cpp.
 #include <catch2/catch.hpp>
 
