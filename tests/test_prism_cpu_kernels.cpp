@@ -196,11 +196,12 @@ TEST_CASE("PRISM deposit_plane: the CPU backend's kernel ORs the digit into exac
                                                   : false;
                     if (set) plane[j / 64] |= std::uint64_t{1} << (j % 64);
                 }
-                // The words a decoder holds (other planes' digits), exactly
-                // len of them: ASan sees a kernel touch one past them, even
-                // one that writes back the value it read.
+                // The words a decoder holds (other planes' digits; random,
+                // so some already hold this digit and an XOR would show),
+                // exactly len of them: ASan sees a kernel touch one past
+                // them, even one that writes back the value it read.
                 std::vector<std::uint32_t> before(len);
-                for (std::uint32_t& v : before) v = static_cast<std::uint32_t>(rng()) & ~digit;
+                for (std::uint32_t& v : before) v = static_cast<std::uint32_t>(rng());
                 std::vector<std::uint32_t> want = before, a = before, b = before;
                 for (std::uint64_t j = 0; j < len; ++j)
                     if (plane[j / 64] >> (j % 64) & 1) want[j] |= digit;

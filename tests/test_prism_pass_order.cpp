@@ -111,6 +111,10 @@ struct Replay {
 // tell that every kind of choice was compared).
 struct SelectionSeen {
     unsigned levels = 0, per_block = 0, schemes[dp::kSchemeCount] = {};
+    // Finest levels the CPU sweep predicts by runs of points (one kind for
+    // the level, a leading axis longer than 1) whose rows hold more than
+    // two of its 64-point batches.
+    unsigned long_run_levels = 0;
 };
 SelectionSeen g_selection_seen;
 
@@ -151,6 +155,10 @@ void check_selection(const Replay<T>& rp) {
         if (m.kinds == dp::KindMode::per_block) CHECK(bits == rp.base.kind_bits[l]);
         ++g_selection_seen.levels;
         g_selection_seen.per_block += m.kinds == dp::KindMode::per_block;
+        bool leading_axis = false;
+        for (unsigned a = 0; a + 1 < g.rank; ++a) leading_axis |= g.n[a] > 1;
+        g_selection_seen.long_run_levels += l + 1 == h.levels && m.kinds != dp::KindMode::per_block && leading_axis &&
+                                            g.n[g.rank - 1] > 2 * 2 * 64;
         ++g_selection_seen.schemes[static_cast<unsigned>(m.scheme)];
     }
 }
@@ -313,6 +321,19 @@ void compress_and_replay(const mans_test::Bytes& raw, mans::prism::FloatType typ
     else replay<double>(raw, archive, rel, fill, cfg.fill_values);
 }
 
+// rows x len values, smooth along a row and across rows, a NaN at every
+// nan_every-th point (0: none).
+template <typename T>
+mans_test::Bytes smooth_rows(std::uint64_t rows, std::uint64_t len, std::uint64_t nan_every) {
+    mans_test::Bytes raw(rows * len * sizeof(T));
+    for (std::uint64_t i = 0; i < rows * len; ++i) {
+        T v = static_cast<T>(100 * std::sin(static_cast<double>(i % len) / 25) * std::cos(static_cast<double>(i / len) / 2));
+        if (nan_every && i % nan_every == 5) v = std::numeric_limits<T>::quiet_NaN();
+        std::memcpy(raw.data() + i * sizeof(T), &v, sizeof v);
+    }
+    return raw;
+}
+
 }  // namespace
 
 TEST_CASE("PRISM in GPU order: tiles of each pass in any order give the CPU encoder's and reader's values",
@@ -335,6 +356,18 @@ TEST_CASE("PRISM in GPU order: tiles of each pass in any order give the CPU enco
             INFO("synthetic f64 4x5x6x7 with NaN, Inf, fill and spikes");
             const std::uint64_t dims[] = {4, 5, 6, 7};
             compress_and_replay(mans_test::special_field<double>(dims, 4, 1e9), FloatType::f64, 4, dims, 1e-12, coding, true);
+        }
+        {
+            // Rows of 300 and 517 points: the CPU sweep predicts a row in
+            // several batches of 64 (sweep.hpp), whatever data is present.
+            INFO("synthetic smooth f32 3x5x300 with NaN");
+            const std::uint64_t dims[] = {3, 5, 300};
+            compress_and_replay(smooth_rows<float>(3 * 5, 300, 211), FloatType::f32, 3, dims, 1e-5, coding, false);
+        }
+        {
+            INFO("synthetic smooth f64 9x517");
+            const std::uint64_t dims[] = {9, 517};
+            compress_and_replay(smooth_rows<double>(9, 517, 0), FloatType::f64, 2, dims, 1e-6, coding, false);
         }
         {
             INFO("synthetic f32 40x50 whose smallest value is zero of both signs, -0 first, and a netCDF fill");
@@ -363,6 +396,7 @@ TEST_CASE("PRISM in GPU order: tiles of each pass in any order give the CPU enco
                      << seen.schemes[1] << ", " << seen.schemes[2]);
     CHECK(seen.per_block > 0);
     CHECK(seen.per_block < seen.levels);
+    CHECK(seen.long_run_levels > 0);
     for (unsigned k = 0; k < dp::kSchemeCount; ++k) CHECK(seen.schemes[k] > 0);
 }
 

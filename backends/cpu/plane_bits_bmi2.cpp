@@ -3,11 +3,13 @@
 // Not built with -mbmi2: the header templates instantiated here (and the
 // inline functions they call) would then be emitted with BMI2 code under
 // the same names as the portable copies elsewhere, and the linker may keep
-// either, for every caller. Only the three entry points below carry the
-// target attribute, and `flatten` inlines split_plane / merge_plane /
-// count_context_bits (portable code) and the gather into them, so each
-// (word, stream) costs one PEXT or PDEP (checked in the disassembly, GCC 12
-// and Clang 14), and popcount64_hd's portable bit count becomes one POPCNT.
+// either, for every caller. Only the three entry points below (and the
+// gather's two members) carry the target attribute, and `flatten` inlines
+// split_plane / merge_plane / count_context_bits (portable code) and the
+// gather into them, so each (word, stream) costs one PEXT or PDEP (checked
+// in the disassembly, GCC 12 and Clang 14). GCC 12 also turns
+// popcount64_hd's portable bit count into one POPCNT there (checked in the
+// disassembly; another compiler may keep the portable count: same result).
 // tests/test_prism_planes_hd.cpp compares both kernel sets.
 #include "plane_bits_bmi2.hpp"
 

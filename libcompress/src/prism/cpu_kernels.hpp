@@ -34,6 +34,8 @@ struct PrismCpuKernels {
     MaskKernels<double> mask_f64;
     // plane_split_hd.hpp's deposit_plane for a chunk of len codes:
     // words[j] |= digit for every code j set in plane[0..plane_word_count(len)).
+    // The plane has no bit at or past len (merge_plane sets none); words
+    // holds len words.
     void (*deposit_plane)(const std::uint64_t* plane, std::uint64_t len, std::uint32_t digit, std::uint32_t* words);
 
     template <typename T>

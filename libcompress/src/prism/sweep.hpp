@@ -280,8 +280,9 @@ private:
         // the axes' stencils each over the whole run (the same sums in the
         // same order), then the visits. Points of a pass never read each
         // other, so predicting a run before writing it changes nothing.
-        // Point by point where the row axis is F (a 1D field) or the stencil
-        // kind may change between points (per-block kinds).
+        // Point by point where the row axis is F (every axis before the last
+        // has extent 1) or the stencil kind may change between points
+        // (per-block kinds).
         const unsigned F = g.rank - 1;
         auto run = [&](const Box& b, std::uint64_t k, const std::uint64_t* c, std::uint64_t idx, std::uint64_t n) {
             if (F == A || f.kinds == KindMode::per_block) {
