@@ -15,6 +15,7 @@
 #include "backend.hpp"
 #include "cpu_features.hpp"
 #include "prism/cpu_kernels.hpp"
+#include "prism/point_math.hpp"
 #include "test_support.hpp"
 
 namespace dp = mans::detail::prism;
@@ -40,7 +41,8 @@ std::vector<std::uint8_t> as_bytes(const std::vector<T>& v) {
 
 // Fields of n values: shape 0 smooth with specials; 1 zeros of both signs
 // that are the range's minimum or maximum (the ties the kernels must break
-// as the loop does); 2 a fill value (-1e10, or a NaN payload) in runs;
+// as the loop does); 2 a fill value (-1e10) in runs (the fill sets below
+// also try a NaN payload, -0 and +0);
 // 3 all non-finite; 4 random bit patterns.
 template <typename T>
 std::vector<T> make_field(std::size_t n, int shape, std::uint64_t seed) {
@@ -97,28 +99,33 @@ void compare_mask_kernels(const dp::MaskKernels<T>& want, const dp::MaskKernels<
                     REQUIRE(e.hits == f.hits);
                     REQUIRE(same(e.other, f.other));
                 }
-                // Mask bytes of whole bytes of points, as the encoder's ranges.
-                const std::uint64_t byte_first = first / 8, byte_last = (last + 7) / 8;
-                const T nan_fill = [] {
-                    T v;
-                    const std::uint64_t payload = sizeof(T) == 4 ? 0x7fc01234u : 0x7ff8000000001234ull;
-                    std::memcpy(&v, &payload, sizeof v);
-                    return v;
-                }();
-                const std::vector<std::vector<T>> fill_sets{{}, {static_cast<T>(-1e10)}, {-T(0)}, {T(0), nan_fill}};
-                for (const std::vector<T>& fills : fill_sets) {
-                    std::vector<std::uint8_t> mw((n + 7) / 8 + 2, 0xA5), mg(mw);
-                    const dp::MaskPartial p = want.mask_range(src.data(), n, fills.data(),
-                                                              static_cast<unsigned>(fills.size()), byte_first,
-                                                              byte_last, mw.data());
-                    const dp::MaskPartial q = got.mask_range(src.data(), n, fills.data(),
-                                                             static_cast<unsigned>(fills.size()), byte_first,
-                                                             byte_last, mg.data());
-                    REQUIRE(p.masked == q.masked);
-                    REQUIRE(same(p.kept.lo, q.kept.lo));
-                    REQUIRE(same(p.kept.hi, q.kept.hi));
-                    REQUIRE(mw == mg);
-                    ++cases;
+                // Mask bytes of whole bytes of points, as the encoder's ranges;
+                // at the field's end also with two bytes past it (no points:
+                // zero bits).
+                for (std::uint64_t past : {std::uint64_t{0}, std::uint64_t{2}}) {
+                    if (past && last != n) continue;
+                    const std::uint64_t byte_first = first / 8, byte_last = (last + 7) / 8 + past;
+                    const T nan_fill = [] {
+                        T v;
+                        const std::uint64_t payload = sizeof(T) == 4 ? 0x7fc01234u : 0x7ff8000000001234ull;
+                        std::memcpy(&v, &payload, sizeof v);
+                        return v;
+                    }();
+                    const std::vector<std::vector<T>> fill_sets{{}, {static_cast<T>(-1e10)}, {-T(0)}, {T(0), nan_fill}};
+                    for (const std::vector<T>& fills : fill_sets) {
+                        std::vector<std::uint8_t> mw((n + 7) / 8 + 2, 0xA5), mg(mw);
+                        const dp::MaskPartial p = want.mask_range(src.data(), n, fills.data(),
+                                                                  static_cast<unsigned>(fills.size()), byte_first,
+                                                                  byte_last, mw.data());
+                        const dp::MaskPartial q = got.mask_range(src.data(), n, fills.data(),
+                                                                 static_cast<unsigned>(fills.size()), byte_first,
+                                                                 byte_last, mg.data());
+                        REQUIRE(p.masked == q.masked);
+                        REQUIRE(same(p.kept.lo, q.kept.lo));
+                        REQUIRE(same(p.kept.hi, q.kept.hi));
+                        REQUIRE(mw == mg);
+                        ++cases;
+                    }
                 }
             }
         }
@@ -212,4 +219,72 @@ TEST_CASE("PRISM deposit_plane: the CPU backend's kernel ORs the digit into exac
                 ++cases;
             }
     CHECK(cases == 12 * 5 * 3);
+}
+
+namespace {
+
+// Points around every case of encode_point: codes near a half (the floor),
+// near kMaxCode, values past the element type's range, predictions far off
+// or infinite, and steps from tiny to large.
+template <typename T>
+void compare_quantize(const dp::QuantizeKernels& want, const dp::QuantizeKernels& got, unsigned* cases,
+                      unsigned* outliers, unsigned* kept) {
+    std::mt19937_64 rng(sizeof(T) * 1000 + 7);
+    const auto kernel = [](const dp::QuantizeKernels& k) { return sizeof(T) == 4 ? k.f32 : k.f64; };
+    const double big = sizeof(T) == 4 ? static_cast<double>(std::numeric_limits<float>::max()) : 1e300;
+    // FLT_MAX / 3.6: -FLT_MAX reconstructs as -4 steps, past -FLT_MAX by a
+    // ninth of it, where to_element's clamp decides the float check.
+    for (double step : {1e-9, 0.01, 0.5, 3.0, 1e6, static_cast<double>(std::numeric_limits<float>::max()) / 3.6, 0.0})
+        for (std::uint64_t m : {1, 3, 4, 5, 8, 63, 64}) {
+            std::vector<double> x(m), pred(m);
+            for (std::uint64_t i = 0; i < m; ++i) {
+                const std::uint64_t r = rng();
+                const double u = static_cast<double>(r % 1000003) / 1000003.0 - 0.5;
+                pred[i] = u * 100;
+                switch ((r >> 32) % 7) {
+                    case 0: x[i] = pred[i] + step * (std::floor(u * 1000) + 0.5); break;  // a half: floor decides
+                    case 1: x[i] = pred[i] + step * dp::kMaxCode * (1 + u * 1e-6); break;   // near kMaxCode
+                    case 6: x[i] = pred[i] + step * dp::kMaxCode; break;                    // at it
+                    case 2: x[i] = u > 0 ? big * 0.999 : -big; break;                       // at the type's edge
+                    case 3: pred[i] = (r & 1) ? std::numeric_limits<double>::infinity() : big * 2; x[i] = u; break;
+                    case 4: x[i] = static_cast<double>(static_cast<T>(pred[i] + u * step * 17)); break;
+                    default: x[i] = pred[i] + u * step * 3; break;
+                }
+            }
+            const double eb = step * 0.5, abs_bound = step > 0 ? step * 0.5 : 1e-3;
+            std::vector<std::int32_t> ca(m), cb(m);
+            std::vector<std::uint8_t> oa(m), ob(m);
+            std::vector<double> wa(m), wb(m);
+            kernel(want)(x.data(), pred.data(), m, step, eb, abs_bound, ca.data(), oa.data(), wa.data());
+            kernel(got)(x.data(), pred.data(), m, step, eb, abs_bound, cb.data(), ob.data(), wb.data());
+            INFO("step " << step << " m " << m);
+            REQUIRE(ca == cb);
+            REQUIRE(oa == ob);
+            for (std::uint64_t i = 0; i < m; ++i) REQUIRE(same(wa[i], wb[i]));
+            // The portable kernel is encode_point itself.
+            for (std::uint64_t i = 0; i < m; ++i) {
+                const dp::EncodedPoint p = dp::encode_point<T>(x[i], false, pred[i], step, eb, abs_bound);
+                REQUIRE(p.code == ca[i]);
+                REQUIRE(p.outlier == (oa[i] != 0));
+                REQUIRE(same(p.work, wa[i]));
+                ++*(p.outlier ? outliers : kept);
+            }
+            ++*cases;
+        }
+}
+
+}  // namespace
+
+TEST_CASE("PRISM quantization: the CPU backend's kernel gives encode_point's codes, outliers and work values",
+          "[prism][cpu_kernels]") {
+    const dp::PrismCpuKernels& chosen = mans::detail::cpu_backend().prism_kernels();
+    const dp::PrismCpuKernels& portable = dp::kPortablePrismKernels;
+    if (&chosen == &portable) WARN("no AVX2 kernels here (CPU or build): the portable form was compared with itself");
+    unsigned cases = 0, outliers = 0, kept = 0;
+    compare_quantize<float>(portable.quantize, chosen.quantize, &cases, &outliers, &kept);
+    compare_quantize<double>(portable.quantize, chosen.quantize, &cases, &outliers, &kept);
+    CHECK(cases == 2 * 7 * 7);
+    INFO(outliers << " outliers, " << kept << " kept");
+    CHECK(outliers > 200);
+    CHECK(kept > 400);
 }

@@ -22,8 +22,11 @@
 #ifdef MANS_HAVE_AVX2_KERNELS
 #include <immintrin.h>
 
+#include <cfloat>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 #include "prism/geometry.hpp"  // UnalignedValues
 #include "prism/plane_split_hd.hpp"  // plane_word_count
@@ -225,9 +228,12 @@ template <typename T>
 dp::FillEvidence fill_evidence_avx2(const std::uint8_t* src, std::uint64_t first, std::uint64_t last, double cand) {
     using L = Lanes<T>;
     // A candidate T cannot hold equals no value (the portable loop
-    // compares the values as doubles, converted exactly).
-    const T c = static_cast<T>(cand);
-    const bool representable = static_cast<double>(c) == cand;
+    // compares the values as doubles, converted exactly). A finite double
+    // beyond T's range is not converted at all (that would be undefined).
+    const bool in_range = !(std::fabs(cand) > static_cast<double>(std::numeric_limits<T>::max())) ||
+                          std::isinf(cand);
+    const T c = in_range ? static_cast<T>(cand) : T(0);
+    const bool representable = in_range && static_cast<double>(c) == cand;
     const typename L::V cv = L::splat(c), zero = L::splat(T(0));
     __m256i hits = _mm256_setzero_si256();
     typename L::V other = zero;
@@ -312,10 +318,55 @@ void deposit_plane_avx2(const std::uint64_t* plane, std::uint64_t len, std::uint
     }
 }
 
+// encode_point for four unmasked points at a time, the same operations in
+// the same order (no FMA: this file is built for AVX2 alone): the quotient,
+// floor by rounding toward -inf, the reconstruction, the element cast with
+// to_element's clamp, and the three checks as ordered compares (false on
+// NaN, as the scalar <=). The rest, and a step that is not positive, go
+// through the portable form.
+template <typename T>
+void quantize_avx2(const double* x, const double* pred, std::uint64_t m, double step, double eb, double abs_bound,
+                   std::int32_t* code, std::uint8_t* outlier, double* work) {
+    std::uint64_t i = 0;
+    if (step > 0) {
+        const __m256d vstep = _mm256_set1_pd(step), half = _mm256_set1_pd(0.5);
+        const __m256d veb = _mm256_set1_pd(eb), vabs_bound = _mm256_set1_pd(abs_bound);
+        const __m256d max_code = _mm256_set1_pd(static_cast<double>(dp::kMaxCode));
+        const __m256d hi = _mm256_set1_pd(sizeof(T) == 4 ? static_cast<double>(FLT_MAX) : DBL_MAX);
+        const __m256d lo = _mm256_set1_pd(sizeof(T) == 4 ? -static_cast<double>(FLT_MAX) : -DBL_MAX);
+        const __m256d no_sign = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
+        for (; i + 4 <= m; i += 4) {
+            const __m256d xv = _mm256_loadu_pd(x + i), p = _mm256_loadu_pd(pred + i);
+            const __m256d qd = _mm256_round_pd(_mm256_add_pd(_mm256_div_pd(_mm256_sub_pd(xv, p), vstep), half),
+                                               _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+            const __m256d recon = _mm256_add_pd(p, _mm256_mul_pd(vstep, qd));
+            __m256d clamped = _mm256_blendv_pd(recon, hi, _mm256_cmp_pd(recon, hi, _CMP_GT_OQ));
+            clamped = _mm256_blendv_pd(clamped, lo, _mm256_cmp_pd(recon, lo, _CMP_LT_OQ));
+            const __m256d element = sizeof(T) == 4 ? _mm256_cvtps_pd(_mm256_cvtpd_ps(clamped)) : clamped;
+            const __m256d ok = _mm256_and_pd(
+                _mm256_and_pd(_mm256_cmp_pd(_mm256_and_pd(qd, no_sign), max_code, _CMP_LE_OQ),
+                              _mm256_cmp_pd(_mm256_and_pd(_mm256_sub_pd(xv, recon), no_sign), veb, _CMP_LE_OQ)),
+                _mm256_cmp_pd(_mm256_and_pd(_mm256_sub_pd(xv, element), no_sign), vabs_bound, _CMP_LE_OQ));
+            _mm256_storeu_pd(work + i, _mm256_blendv_pd(xv, recon, ok));
+            // |qd| <= 2^29 where ok: the conversion is exact; 0 elsewhere.
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(code + i), _mm256_cvttpd_epi32(_mm256_and_pd(qd, ok)));
+            const int kept = _mm256_movemask_pd(ok);
+            for (unsigned j = 0; j < 4; ++j) outlier[i + j] = static_cast<std::uint8_t>(!(kept >> j & 1));
+        }
+    }
+    const dp::QuantizeKernels& portable = dp::kPortablePrismKernels.quantize;
+    (sizeof(T) == 4 ? portable.f32 : portable.f64)(x + i, pred + i, m - i, step, eb, abs_bound, code + i, outlier + i,
+                                                   work + i);
+}
+
 }  // namespace
 
-const detail::prism::PrismCpuKernels kAvx2PrismKernels{"avx2", truncation_stats_avx2, kAvx2Mask<float>,
-                                                       kAvx2Mask<double>, deposit_plane_avx2};
+const detail::prism::PrismCpuKernels kAvx2PrismKernels{"avx2",
+                                                       truncation_stats_avx2,
+                                                       kAvx2Mask<float>,
+                                                       kAvx2Mask<double>,
+                                                       deposit_plane_avx2,
+                                                       {quantize_avx2<float>, quantize_avx2<double>}};
 
 }  // namespace mans::cpu
 

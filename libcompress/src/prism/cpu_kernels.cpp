@@ -5,6 +5,7 @@
 #include "core/team.hpp"  // SoloTeam
 #include "prism/geometry.hpp"  // UnalignedValues
 #include "prism/plane_split_hd.hpp"
+#include "prism/point_math.hpp"
 
 namespace mans::detail::prism {
 namespace {
@@ -32,9 +33,24 @@ void deposit_plane_portable(const std::uint64_t* plane, std::uint64_t len, std::
     deposit_plane(SoloTeam{}, plane, plane_word_count(len), digit, words);
 }
 
+template <typename T>
+void quantize_portable(const double* x, const double* pred, std::uint64_t m, double step, double eb, double abs_bound,
+                       std::int32_t* code, std::uint8_t* outlier, double* work) {
+    for (std::uint64_t i = 0; i < m; ++i) {
+        const EncodedPoint p = encode_point<T>(x[i], false, pred[i], step, eb, abs_bound);
+        code[i] = p.code;
+        outlier[i] = p.outlier;
+        work[i] = p.work;
+    }
+}
+
 }  // namespace
 
-const PrismCpuKernels kPortablePrismKernels{"portable", truncation_stats_one_thread, kPortableMask<float>,
-                                            kPortableMask<double>, deposit_plane_portable};
+const PrismCpuKernels kPortablePrismKernels{"portable",
+                                            truncation_stats_one_thread,
+                                            kPortableMask<float>,
+                                            kPortableMask<double>,
+                                            deposit_plane_portable,
+                                            {quantize_portable<float>, quantize_portable<double>}};
 
 }  // namespace mans::detail::prism

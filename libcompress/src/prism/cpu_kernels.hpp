@@ -15,7 +15,19 @@
 namespace mans::detail::prism {
 
 // mask_hd.hpp's three passes over the values of a field of T (float or
-// double), point i at src + i * sizeof(T), little-endian.
+// double), point i at src + i * sizeof(T), little-endian. A range holds at
+// most 2^32 points (the AVX2 forms count in 32-bit lanes for float; the
+// encoder's ranges are kMaskRangePoints).
+// The closed-loop quantization of m unmasked points (point_math.hpp's
+// encode_point with masked false) given their values x[i] and predictions
+// pred[i]: code[i], outlier[i] (1 or 0) and the work value work[i].
+struct QuantizeKernels {
+    void (*f32)(const double* x, const double* pred, std::uint64_t m, double step, double eb, double abs_bound,
+                std::int32_t* code, std::uint8_t* outlier, double* work);
+    void (*f64)(const double* x, const double* pred, std::uint64_t m, double step, double eb, double abs_bound,
+                std::int32_t* code, std::uint8_t* outlier, double* work);
+};
+
 template <typename T>
 struct MaskKernels {
     ValueRange (*finite_range)(const std::uint8_t* src, std::uint64_t first, std::uint64_t last);
@@ -27,7 +39,8 @@ struct MaskKernels {
 struct PrismCpuKernels {
     const char* name;
     // truncation_stats_one_thread: out[0..planes] for words[j] =
-    // encode_code(codes[j], c).
+    // encode_code(codes[j], c), planes at least the chunk's plane count
+    // (planes_for of the OR of its words).
     void (*truncation_stats)(const std::int32_t* codes, const std::uint32_t* words, std::uint64_t n,
                              unsigned planes, Coding c, TruncationPartial* out);
     MaskKernels<float> mask_f32;
@@ -37,6 +50,7 @@ struct PrismCpuKernels {
     // The plane has no bit at or past len (merge_plane sets none); words
     // holds len words.
     void (*deposit_plane)(const std::uint64_t* plane, std::uint64_t len, std::uint32_t digit, std::uint32_t* words);
+    QuantizeKernels quantize;
 
     template <typename T>
     const MaskKernels<T>& mask() const {

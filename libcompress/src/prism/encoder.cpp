@@ -91,6 +91,8 @@ public:
     StepJobs begin_step(unsigned, const std::vector<CodeRange>& r) { return codes_->prepare(r); }
     void job(std::size_t j) { codes_->job(j); }
     double visit(unsigned l, std::uint64_t idx, std::uint64_t code, double pred);
+    void visit_run(unsigned l, std::uint64_t first, std::uint64_t di, std::uint64_t code, std::uint64_t m,
+                   const double* pred, double* work);
     Errc end_step(unsigned, const std::vector<CodeRange>& r) {
         codes_->commit(r);
         return Errc::ok;
@@ -220,6 +222,37 @@ double Encoder<T>::visit(unsigned l, std::uint64_t idx, std::uint64_t code, doub
         __atomic_fetch_or(&outliers_[static_cast<std::size_t>(idx >> 3)], static_cast<std::uint8_t>(1u << (idx & 7)),
                           __ATOMIC_RELAXED);
     return p.work;
+}
+
+// visit for the m <= kSweepRunPoints points first + i * di (codes code + i;
+// work values to work[i * di]): their quantization by the CPU backend's
+// kernel (AVX2 where the CPU has it: the same results), then the masked
+// points' and the codes' and outliers' bookkeeping as in visit.
+template <typename T>
+void Encoder<T>::visit_run(unsigned l, std::uint64_t first, std::uint64_t di, std::uint64_t code, std::uint64_t m,
+                           const double* pred, double* work) {
+    const LevelMeta& lm = h_.level[l];
+    double xs[kSweepRunPoints];
+    std::int32_t q[kSweepRunPoints];
+    std::uint8_t out[kSweepRunPoints];
+    double w[kSweepRunPoints];
+    for (std::uint64_t i = 0; i < m; ++i) xs[i] = x(first + i * di);  // masked points' are replaced below
+    const QuantizeKernels& k = cpu_backend().prism_kernels().quantize;
+    (sizeof(T) == 4 ? k.f32 : k.f64)(xs, pred, m, lm.step, lm.eb, h_.abs_bound, q, out, w);
+    for (std::uint64_t i = 0; i < m; ++i) {
+        const std::uint64_t idx = first + i * di;
+        if (masked(idx)) {
+            const EncodedPoint p = encode_point<T>(0.0, true, pred[i], lm.step, lm.eb, h_.abs_bound);
+            q[i] = p.code;
+            out[i] = p.outlier;
+            w[i] = p.work;
+        }
+        work[i * di] = w[i];
+        codes_->code(code + i) = q[i];  // masked and outlier points too: every code is written once
+        if (out[i])
+            __atomic_fetch_or(&outliers_[static_cast<std::size_t>(idx >> 3)],
+                              static_cast<std::uint8_t>(1u << (idx & 7)), __ATOMIC_RELAXED);
+    }
 }
 
 template <typename T>

@@ -290,6 +290,10 @@ public:
             codes_ && !outlier && !masked ? static_cast<double>(decode_word(codes_->word(code), h_.coding)) : 0.0;
         return decode_point(outlier, outlier ? outlier_value(idx) : 0.0, masked, pred, step_, q);
     }
+    void visit_run(unsigned l, std::uint64_t first, std::uint64_t di, std::uint64_t code, std::uint64_t m,
+                   const double* pred, double* work) const {
+        for (std::uint64_t i = 0; i < m; ++i) work[i * di] = visit(l, first + i * di, code + i, pred[i]);
+    }
     Errc end_step(unsigned, const std::vector<CodeRange>& r) { return codes_ ? codes_->commit(r) : Errc::ok; }
     Errc end_level(unsigned) {
         codes_.reset();

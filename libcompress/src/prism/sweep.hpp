@@ -63,6 +63,9 @@ inline const double* release_pages(const double* begin, const double* end) {
 #endif
 }
 
+// Points of a run predicted and visited together (the finest level).
+inline constexpr std::uint64_t kSweepRunPoints = 64;
+
 // How the sweep predicts a level (scheme and stencil kinds).
 struct LevelForm {
     Scheme scheme = Scheme::seq_forward;
@@ -84,6 +87,9 @@ struct RowRing {
 //                                        the jobs to run in it
 //   void job(j)                          job j (thread-safe; chunk coding or decoding)
 //   double visit(l, idx, code, pred)     work value of point idx (thread-safe)
+//   void visit_run(l, first, di, code, m, pred, work)
+//                                        work[i * di] = visit(l, first + i * di, code + i,
+//                                        pred[i]) for i < m <= kSweepRunPoints
 //   Errc end_step(l, ranges)             after the step
 //   Errc end_level(l)
 //   void rows_done(r0, r1, ring)         rows [r0, r1) are final (in order)
@@ -235,7 +241,6 @@ private:
         std::uint64_t in_row;
         double operator[](std::int64_t k) const { return base[row_at[3 + k] + in_row]; }
     };
-    static constexpr std::uint64_t kRunPoints = 64;  // predictions held at once
 
     Errc finest_level() {
         unsigned A = 0;
@@ -294,9 +299,9 @@ private:
             const std::uint64_t di = b.step[F] * g.stride[F], row = c[A];
             std::uint64_t row_at[7];
             for (unsigned j = 0; j < 7; ++j) row_at[j] = ((row + j - 3) & mask) * R;
-            double sum[kRunPoints];
-            for (std::uint64_t off = 0; off < n; off += kRunPoints) {
-                const std::uint64_t m = std::min(kRunPoints, n - off);
+            double sum[kSweepRunPoints];
+            for (std::uint64_t off = 0; off < n; off += kSweepRunPoints) {
+                const std::uint64_t m = std::min(kSweepRunPoints, n - off);
                 const std::uint64_t first = idx + off * di, in_row = first - row * R, cF = c[F] + off * b.step[F];
                 double* here = ring_p + row_at[3] + in_row;
                 for (std::uint64_t i = 0; i < m; ++i) sum[i] = 0;
@@ -315,11 +320,9 @@ private:
                             sum[i] += interp_1d(here + i * di, c[a], 1, g.n[a], g.stride[a], kind);
                     }
                 }
-                const std::uint64_t code = b.first_code + k + off;
-                for (std::uint64_t i = 0; i < m; ++i) {
-                    const double pred = cnt == 1 ? sum[i] : sum[i] / static_cast<double>(cnt);
-                    here[i * di] = ops_.visit(l, first + i * di, code + i, pred);
-                }
+                if (cnt != 1)
+                    for (std::uint64_t i = 0; i < m; ++i) sum[i] /= static_cast<double>(cnt);
+                ops_.visit_run(l, first, di, b.first_code + k + off, m, sum, here);
             }
         };
         // The rows [r0, r1) of box b that lie on its lattice, as one item.
