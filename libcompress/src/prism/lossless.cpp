@@ -29,6 +29,23 @@ bool all_zero(const std::uint8_t* p, std::size_t n) {
 // kRansBlockBytes (stream_batch_hd.hpp): the default block size used here.
 static_assert(kRansBlockBytes == kDefaultBlockBytes, "rANS candidates: the default MANS block size");
 
+// A field has thousands of plane streams of a few KiB: each thread keeps
+// one MANS context (its block scratch) and one output buffer for all of
+// them, instead of allocating and clearing them for every stream (the
+// one-shot calls' page faults and memsets were about a tenth of a
+// one-thread compression). A context's output does not depend on what it
+// coded before (mans.hpp).
+struct StreamCoders {
+    CompressContext compressor;
+    DecompressContext decompressor;
+    std::vector<std::uint8_t> out;
+};
+
+StreamCoders& stream_coders() {
+    thread_local StreamCoders coders;
+    return coders;
+}
+
 // A MANS stream of the bytes; empty when the codec refuses (never expected).
 std::vector<std::uint8_t> mans_stream(const std::uint8_t* src, std::size_t n, unsigned width) {
     CompressConfig cfg;
@@ -37,11 +54,11 @@ std::vector<std::uint8_t> mans_stream(const std::uint8_t* src, std::size_t n, un
     // Always the CPU: segments are small, and a module's self-test runs
     // PRISM on the CPU while it holds the self-test lock.
     cfg.backend = mans::Backend::cpu;
-    std::vector<std::uint8_t> out(compress_bound(n));
-    const Result r = compress(out.data(), out.size(), src, n, cfg);
+    StreamCoders& c = stream_coders();
+    if (c.out.size() < compress_bound(n)) c.out.resize(compress_bound(n));
+    const Result r = c.compressor.compress(c.out.data(), c.out.size(), src, n, cfg);
     if (!r) return {};
-    out.resize(r.size);
-    return out;
+    return std::vector<std::uint8_t>(c.out.data(), c.out.data() + r.size);
 }
 
 }  // namespace
@@ -92,7 +109,7 @@ Errc decode_payload(Method method, const std::uint8_t* payload, std::size_t size
             DecompressConfig cfg;
             cfg.threads = 1;
             cfg.backend = mans::Backend::cpu;  // as in mans_stream
-            const Result r = decompress(dst, n, payload, size, cfg);
+            const Result r = stream_coders().decompressor.decompress(dst, n, payload, size, cfg);
             if (!r || r.size != n) return Errc::corrupt_block;
             return Errc::ok;
         }
