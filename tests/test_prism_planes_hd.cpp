@@ -389,18 +389,55 @@ TEST_CASE("plane split: a team of threads gives the one thread's streams", "[pri
     }
 }
 
-TEST_CASE("plane split: the CPU's bit-matrix transpose equals transpose_planes", "[prism][planes_hd]") {
-    for (dp::Coding c : {dp::Coding::negabinary, dp::Coding::sign_magnitude})
-        for (std::uint64_t len : {1, 7, 8, 9, 63, 64, 65, 130, 4096 + 17})
-            for (int shape : {0, 1, 2, 3, 4, 5}) {
-                INFO("coding " << int(c) << " len " << len << " shape " << shape);
-                const Chunk ch = make_chunk(len, shape, c, len * 19 + shape);
-                const std::uint64_t nw = dp::plane_word_count(len);
-                std::vector<std::uint64_t> want(ch.planes * nw), got(ch.planes * nw, 0x5a5a5a5a5a5a5a5aull);
-                dp::transpose_planes(SoloTeam{}, ch.words.data(), len, ch.planes, c, want.data());
-                dp::transpose_planes_one_thread(ch.words.data(), len, ch.planes, c, got.data());
-                REQUIRE(got == want);
+// The CPU encoder's code_rows kernels: the portable form and the
+// backend's choice (AVX2 where this CPU and build have it).
+std::vector<const dp::PrismCpuKernels*> cpu_kernel_sets() {
+    const dp::PrismCpuKernels& chosen = mans::detail::cpu_backend().prism_kernels();
+    std::vector<const dp::PrismCpuKernels*> sets{&dp::kPortablePrismKernels};
+    if (&chosen != &dp::kPortablePrismKernels) sets.push_back(&chosen);
+    else WARN("no AVX2 kernels here (CPU or build): only the portable code_rows ran");
+    return sets;
+}
+
+TEST_CASE("plane split: each CPU kernel's bit matrix of up to 64 codes is the definition", "[prism][planes_hd]") {
+    std::mt19937_64 rng(77);
+    for (const dp::PrismCpuKernels* k : cpu_kernel_sets())
+        for (unsigned n = 0; n <= 64; ++n)
+            for (int density : {0, 1, 2, 3}) {  // random words, sparse bits, all ones, one byte per word
+                INFO(k->name << " n " << n << " density " << density);
+                std::vector<std::uint32_t> words(n);  // exactly n: a read past them shows under ASan
+                for (std::uint32_t& w : words) {
+                    const std::uint32_t r = static_cast<std::uint32_t>(rng());
+                    w = density == 0 ? r
+                        : density == 1 ? (rng() % 5 == 0 ? 1u << (r % 32) : 0u)
+                        : density == 2 ? 0xffffffffu
+                                       : (r & 0xffu) << 8 * (rng() % 4);
+                }
+                std::uint64_t rows[32];
+                std::fill(rows, rows + 32, 0x5a5a5a5a5a5a5a5aull);  // every row must be written
+                k->code_rows(words.data(), n, rows);
+                for (unsigned s = 0; s < 32; ++s) {
+                    std::uint64_t want = 0;
+                    for (unsigned j = 0; j < n; ++j) want |= std::uint64_t{words[j] >> s & 1} << j;
+                    INFO("row " << s);
+                    REQUIRE(rows[s] == want);
+                }
             }
+}
+
+TEST_CASE("plane split: the CPU's bit-matrix transpose equals transpose_planes", "[prism][planes_hd]") {
+    for (const dp::PrismCpuKernels* k : cpu_kernel_sets())
+        for (dp::Coding c : {dp::Coding::negabinary, dp::Coding::sign_magnitude})
+            for (std::uint64_t len : {1, 7, 8, 9, 63, 64, 65, 130, 4096 + 17})
+                for (int shape : {0, 1, 2, 3, 4, 5}) {
+                    INFO(k->name << " coding " << int(c) << " len " << len << " shape " << shape);
+                    const Chunk ch = make_chunk(len, shape, c, len * 19 + shape);
+                    const std::uint64_t nw = dp::plane_word_count(len);
+                    std::vector<std::uint64_t> want(ch.planes * nw), got(ch.planes * nw, 0x5a5a5a5a5a5a5a5aull);
+                    dp::transpose_planes(SoloTeam{}, ch.words.data(), len, ch.planes, c, want.data());
+                    dp::transpose_planes_one_thread(ch.words.data(), len, ch.planes, c, got.data(), k->code_rows);
+                    REQUIRE(got == want);
+                }
 }
 
 TEST_CASE("plane split: a warp's transpose by ballots gives transpose_planes' planes", "[prism][planes_hd][thread_team]") {

@@ -5,7 +5,7 @@
 // the same names as the portable copies elsewhere, and the linker may keep
 // either, for every caller. Only the three entry points below (and the
 // gather's two members) carry the target attribute, and `flatten` inlines
-// split_plane / merge_plane / count_context_bits (portable code) and the
+// split_plane_one_pass / merge_plane / count_context_bits (portable code) and the
 // gather into them, so each (word, stream) costs one PEXT or PDEP (checked
 // in the disassembly, GCC 12 and Clang 14). GCC 12 also turns
 // popcount64_hd's portable bit count into one POPCNT there (checked in the
@@ -44,7 +44,7 @@ __attribute__((target("bmi2,popcnt"), flatten)) void split_plane_bmi2(const std:
                                                                const std::uint64_t* fresh, std::uint64_t len,
                                                                dp::PlaneSplitScratch* scratch, std::uint32_t* streams,
                                                                std::uint64_t* bits) {
-    dp::split_plane(detail::SoloTeam{}, plane, sig, fresh, len, scratch, streams, bits, Bmi2BitGather{});
+    dp::split_plane_one_pass(plane, sig, fresh, len, scratch, streams, bits, Bmi2BitGather{});
 }
 
 __attribute__((target("bmi2,popcnt"), flatten)) void merge_plane_bmi2(const std::uint8_t* const* stream,

@@ -318,6 +318,46 @@ void deposit_plane_avx2(const std::uint64_t* plane, std::uint64_t len, std::uint
     }
 }
 
+// code_rows for 64 codes: each code's bytes grouped by significance (a
+// byte shuffle in each 128-bit half, then a dword permute: qword y of
+// q[k] is byte y of codes 8k .. 8k+7), a 4 x 4 qword transpose so that one
+// vector holds byte y of 32 consecutive codes, then the top bit of each
+// byte by movemask, eight times, doubling the bytes in between. A group
+// of fewer than 64 codes goes through a zeroed copy, so no word at or
+// past n is read and its rows' bits n..63 are 0.
+void code_rows_avx2(const std::uint32_t* words, unsigned n, std::uint64_t* rows) {
+    alignas(32) std::uint32_t padded[64];
+    if (n < 64) {
+        std::memset(padded, 0, sizeof padded);
+        if (n) std::memcpy(padded, words, n * sizeof *words);
+        words = padded;
+    }
+    const __m256i by_byte = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,  //
+                                             0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const __m256i pair_halves = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    __m256i q[8];
+    for (unsigned k = 0; k < 8; ++k) {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words + 8 * k));
+        q[k] = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(v, by_byte), pair_halves);
+    }
+    std::uint32_t half_rows[2][32];  // [h][s]: bit s of codes 32h .. 32h + 31
+    for (unsigned h = 0; h < 2; ++h) {
+        const __m256i* v = q + 4 * h;
+        const __m256i t0 = _mm256_unpacklo_epi64(v[0], v[1]), t1 = _mm256_unpackhi_epi64(v[0], v[1]);
+        const __m256i t2 = _mm256_unpacklo_epi64(v[2], v[3]), t3 = _mm256_unpackhi_epi64(v[2], v[3]);
+        const __m256i bytes[4] = {_mm256_permute2x128_si256(t0, t2, 0x20), _mm256_permute2x128_si256(t1, t3, 0x20),
+                                  _mm256_permute2x128_si256(t0, t2, 0x31), _mm256_permute2x128_si256(t1, t3, 0x31)};
+        for (unsigned y = 0; y < 4; ++y) {
+            __m256i u = bytes[y];  // byte j: byte y of code 32h + j
+            for (int r = 7; r >= 0; --r) {
+                half_rows[h][8 * y + static_cast<unsigned>(r)] = static_cast<std::uint32_t>(_mm256_movemask_epi8(u));
+                u = _mm256_add_epi8(u, u);
+            }
+        }
+    }
+    for (unsigned s = 0; s < 32; ++s) rows[s] = half_rows[0][s] | std::uint64_t{half_rows[1][s]} << 32;
+}
+
 // encode_point for four unmasked points at a time, the same operations in
 // the same order (no FMA: this file is built for AVX2 alone): the quotient,
 // floor by rounding toward -inf, the reconstruction, the element cast with
@@ -366,7 +406,8 @@ const detail::prism::PrismCpuKernels kAvx2PrismKernels{"avx2",
                                                        kAvx2Mask<float>,
                                                        kAvx2Mask<double>,
                                                        deposit_plane_avx2,
-                                                       {quantize_avx2<float>, quantize_avx2<double>}};
+                                                       {quantize_avx2<float>, quantize_avx2<double>},
+                                                       code_rows_avx2};
 
 }  // namespace mans::cpu
 

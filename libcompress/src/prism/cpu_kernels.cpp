@@ -33,6 +33,35 @@ void deposit_plane_portable(const std::uint64_t* plane, std::uint64_t len, std::
     deposit_plane(SoloTeam{}, plane, plane_word_count(len), digit, words);
 }
 
+// An 8 x 8 bit matrix, row i in byte i, transposed (Hacker's Delight 7-3):
+// bit j of byte i goes to bit i of byte j.
+std::uint64_t transpose8x8(std::uint64_t x) {
+    std::uint64_t t = (x ^ (x >> 7)) & 0x00AA00AA00AA00AAull;
+    x ^= t ^ (t << 7);
+    t = (x ^ (x >> 14)) & 0x0000CCCC0000CCCCull;
+    x ^= t ^ (t << 14);
+    t = (x ^ (x >> 28)) & 0x00000000F0F0F0F0ull;
+    x ^= t ^ (t << 28);
+    return x;
+}
+
+// code_rows by 8 x 8 bit blocks transposed in registers.
+void words_to_rows(const std::uint32_t* words, unsigned n, std::uint64_t* rows) {
+    for (unsigned s = 0; s < 32; ++s) rows[s] = 0;
+    for (unsigned k = 0; 8 * k < n; ++k) {  // codes 8k .. 8k+7
+        std::uint64_t bytes[4] = {};  // bytes[y]: byte y of each code, code i in byte i
+        for (unsigned i = 0; i < 8 && 8 * k + i < n; ++i) {
+            const std::uint64_t w = words[8 * k + i];
+            for (unsigned y = 0; y < 4; ++y) bytes[y] |= ((w >> (8 * y)) & 0xff) << (8 * i);
+        }
+        for (unsigned y = 0; y < 4; ++y) {
+            if (!bytes[y]) continue;
+            const std::uint64_t t = transpose8x8(bytes[y]);  // byte r: bit r of byte y of each code
+            for (unsigned r = 0; r < 8; ++r) rows[8 * y + r] |= ((t >> (8 * r)) & 0xff) << (8 * k);
+        }
+    }
+}
+
 template <typename T>
 void quantize_portable(const double* x, const double* pred, std::uint64_t m, double step, double eb, double abs_bound,
                        std::int32_t* code, std::uint8_t* outlier, double* work) {
@@ -51,6 +80,7 @@ const PrismCpuKernels kPortablePrismKernels{"portable",
                                             kPortableMask<float>,
                                             kPortableMask<double>,
                                             deposit_plane_portable,
-                                            {quantize_portable<float>, quantize_portable<double>}};
+                                            {quantize_portable<float>, quantize_portable<double>},
+                                            words_to_rows};
 
 }  // namespace mans::detail::prism

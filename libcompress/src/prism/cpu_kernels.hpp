@@ -36,6 +36,12 @@ struct MaskKernels {
                               std::uint64_t byte_first, std::uint64_t byte_last, std::uint8_t* mask);
 };
 
+// The bit matrix of n <= 64 codes: rows[s] (s < 32) has bit j set when
+// words[j] has bit s, for j < n; its bits n..63 are 0 and words[n..64) are
+// not read. transpose_planes_one_thread (plane_coding.hpp) picks a
+// chunk's planes out of these rows.
+using CodeRows = void (*)(const std::uint32_t* words, unsigned n, std::uint64_t* rows);
+
 struct PrismCpuKernels {
     const char* name;
     // truncation_stats_one_thread: out[0..planes] for words[j] =
@@ -51,6 +57,7 @@ struct PrismCpuKernels {
     // holds len words.
     void (*deposit_plane)(const std::uint64_t* plane, std::uint64_t len, std::uint32_t digit, std::uint32_t* words);
     QuantizeKernels quantize;
+    CodeRows code_rows;
 
     template <typename T>
     const MaskKernels<T>& mask() const {

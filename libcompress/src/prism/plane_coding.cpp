@@ -63,35 +63,6 @@ Errc get_sub_blob(ByteReader* r, Method method, std::uint64_t nbits, std::vector
     return Errc::ok;
 }
 
-// An 8 x 8 bit matrix, row i in byte i, transposed (Hacker's Delight 7-3):
-// bit j of byte i goes to bit i of byte j.
-std::uint64_t transpose8x8(std::uint64_t x) {
-    std::uint64_t t = (x ^ (x >> 7)) & 0x00AA00AA00AA00AAull;
-    x ^= t ^ (t << 7);
-    t = (x ^ (x >> 14)) & 0x0000CCCC0000CCCCull;
-    x ^= t ^ (t << 14);
-    t = (x ^ (x >> 28)) & 0x00000000F0F0F0F0ull;
-    x ^= t ^ (t << 28);
-    return x;
-}
-
-// rows[s] (s < 32): bit j is bit s of words[j], for the n <= 64 words.
-void words_to_rows(const std::uint32_t* words, unsigned n, std::uint64_t* rows) {
-    for (unsigned s = 0; s < 32; ++s) rows[s] = 0;
-    for (unsigned k = 0; 8 * k < n; ++k) {  // codes 8k .. 8k+7
-        std::uint64_t bytes[4] = {};  // bytes[y]: byte y of each code, code i in byte i
-        for (unsigned i = 0; i < 8 && 8 * k + i < n; ++i) {
-            const std::uint64_t w = words[8 * k + i];
-            for (unsigned y = 0; y < 4; ++y) bytes[y] |= ((w >> (8 * y)) & 0xff) << (8 * i);
-        }
-        for (unsigned y = 0; y < 4; ++y) {
-            if (!bytes[y]) continue;
-            const std::uint64_t t = transpose8x8(bytes[y]);  // byte r: bit r of byte y of each code
-            for (unsigned r = 0; r < 8; ++r) rows[8 * y + r] |= ((t >> (8 * r)) & 0xff) << (8 * k);
-        }
-    }
-}
-
 void count_context_bits_portable(const std::uint64_t* sig, const std::uint64_t* fresh, std::uint64_t len,
                                  PlaneSplitScratch* scratch, std::uint64_t* total) {
     count_context_bits(SoloTeam{}, sig, fresh, len, scratch, total);
@@ -99,7 +70,7 @@ void count_context_bits_portable(const std::uint64_t* sig, const std::uint64_t* 
 
 void split_plane_tables(const std::uint64_t* plane, const std::uint64_t* sig, const std::uint64_t* fresh,
                         std::uint64_t len, PlaneSplitScratch* scratch, std::uint32_t* streams, std::uint64_t* bits) {
-    split_plane(SoloTeam{}, plane, sig, fresh, len, scratch, streams, bits, TableBitGather{});
+    split_plane_one_pass(plane, sig, fresh, len, scratch, streams, bits, TableBitGather{});
 }
 
 void merge_plane_tables(const std::uint8_t* const* stream, const std::uint64_t* sig, const std::uint64_t* fresh,
@@ -112,7 +83,7 @@ void merge_plane_tables(const std::uint8_t* const* stream, const std::uint64_t* 
 const PlaneBitKernels kTablePlaneBits{"tables", count_context_bits_portable, split_plane_tables, merge_plane_tables};
 
 void transpose_planes_one_thread(const std::uint32_t* words, std::uint64_t len, unsigned planes, Coding c,
-                                 std::uint64_t* bits) {
+                                 std::uint64_t* bits, CodeRows code_rows) {
     const std::uint64_t nw = plane_word_count(len);
     unsigned row_of_plane[kMaxPlanes];  // the representation bit that holds plane b
     for (unsigned b = 0; b < planes; ++b)
@@ -120,7 +91,7 @@ void transpose_planes_one_thread(const std::uint32_t* words, std::uint64_t len, 
     std::uint64_t rows[32];
     for (std::uint64_t w = 0; w < nw; ++w) {
         const unsigned n = static_cast<unsigned>(len - 64 * w < 64 ? len - 64 * w : 64);
-        words_to_rows(words + 64 * w, n, rows);
+        code_rows(words + 64 * w, n, rows);
         for (unsigned b = 0; b < planes; ++b) bits[static_cast<std::uint64_t>(b) * nw + w] = rows[row_of_plane[b]];
     }
 }
@@ -131,7 +102,7 @@ void split_plane_chunks(const std::uint32_t* words, std::uint64_t len, unsigned 
     const std::uint64_t nw = plane_word_count(len);
     const std::uint64_t stride = stream_word_count(len);
     std::vector<std::uint64_t> bits(static_cast<std::size_t>(planes) * nw);
-    transpose_planes_one_thread(words, len, planes, c, bits.data());
+    transpose_planes_one_thread(words, len, planes, c, bits.data(), cpu_backend().prism_kernels().code_rows);
     std::vector<std::uint64_t> sig(nw, 0);    // significant in the planes before b
     std::vector<std::uint64_t> fresh(nw, 0);  // ... and first in plane b - 1
     std::vector<std::uint32_t> streams(static_cast<std::size_t>(kPlaneStreams * stride));

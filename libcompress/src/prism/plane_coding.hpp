@@ -17,6 +17,7 @@
 
 #include "mans/mans.hpp"
 #include "prism/codes.hpp"
+#include "prism/cpu_kernels.hpp"  // CodeRows
 
 namespace mans::detail::prism {
 
@@ -30,8 +31,8 @@ struct TableBitGather {
 
 struct PlaneSplitScratch;  // plane_split_hd.hpp
 
-// One thread's split_plane, merge_plane and count_context_bits
-// (plane_split_hd.hpp, SoloTeam) with one bit gather, as the CPU backend
+// One thread's split_plane (split_plane_one_pass), merge_plane and
+// count_context_bits (plane_split_hd.hpp, SoloTeam) with one bit gather, as the CPU backend
 // picks them (backend.hpp's plane_bits): TableBitGather and the portable
 // bit count here; PEXT / PDEP and POPCNT instructions in backends/cpu where
 // the CPU has fast ones. Same streams, planes and counts.
@@ -101,12 +102,11 @@ inline std::uint64_t TableBitGather::scatter(std::uint64_t v, std::uint64_t mask
 }
 
 // transpose_planes(SoloTeam{}, ...) as the CPU encoder runs it, with the
-// same result (tested): 8 x 8 bit blocks transposed in registers instead
-// of one step per set bit of every code (6 % of navy x8's compression time
-// at rel 1e-4, one thread). The reader's deposit_plane was tried the same
-// way and gained nothing measurable, so it keeps the per-bit loop.
+// same result (tested): each 64 codes' bit matrix from code_rows (the CPU
+// backend's prism kernel: 8 x 8 bit blocks in registers, or AVX2 byte
+// shuffles and movemasks) instead of one step per set bit of every code.
 void transpose_planes_one_thread(const std::uint32_t* words, std::uint64_t len, unsigned planes, Coding c,
-                                 std::uint64_t* bits);
+                                 std::uint64_t* bits, CodeRows code_rows);
 
 // The five context streams of every plane of the chunk words[0..len) that
 // has a set bit, most significant plane first: visit(b, variant, streams,

@@ -295,6 +295,58 @@ MANS_HD void split_plane(const Team& team, const std::uint64_t* plane, const std
     team.fence_atomics();
 }
 
+#if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+// split_plane for one thread on the CPU (plane_coding.hpp's kernel sets):
+// one pass that keeps each stream's pending bits in a register and stores
+// them a 32-bit word at a time, where split_plane counts the contexts
+// first, clears the streams and ORs every piece in (what a team needs to
+// find its ranks' offsets). The same streams, lengths and scratch counts.
+template <typename Gather>
+void split_plane_one_pass(const std::uint64_t* plane, const std::uint64_t* sig, const std::uint64_t* fresh,
+                          std::uint64_t len, PlaneSplitScratch* scratch, std::uint32_t* streams,
+                          std::uint64_t* bits, const Gather& gather) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+    static_assert(sizeof(Gather) == 0, "split_plane_one_pass writes the streams as little-endian words");
+#endif
+    const std::uint64_t nw = plane_word_count(len);
+    const std::uint64_t stride = stream_word_count(len);
+    std::uint32_t* out[kPlaneStreams];
+    std::uint64_t pending[kPlaneStreams] = {};  // bits not yet stored, first bit lowest
+    unsigned fill[kPlaneStreams] = {};          // how many: below 32 between appends
+    for (unsigned k = 0; k < kPlaneStreams; ++k) out[k] = streams + k * stride, bits[k] = 0;
+    // n <= 32 bits v (v < 2^n) after stream k's bits.
+    const auto append = [&](unsigned k, std::uint64_t v, unsigned n) {
+        pending[k] |= v << fill[k];
+        fill[k] += n;
+        if (fill[k] >= 32) {
+            *out[k]++ = static_cast<std::uint32_t>(pending[k]);
+            pending[k] >>= 32;
+            fill[k] -= 32;
+        }
+    };
+    for (std::uint64_t w = 0; w < nw; ++w) {
+        std::uint64_t m[kPlaneStreams];
+        context_masks(sig, fresh, w, nw, len, m);
+        for (unsigned k = 0; k < kPlaneStreams; ++k) {
+            const unsigned n = popcount64_hd(m[k]);
+            if (!n) continue;
+            const std::uint64_t v = plane[w] & m[k] ? gather.gather(plane[w], m[k]) : 0;
+            if (n > 32) {
+                append(k, v & 0xffffffffu, 32);
+                append(k, v >> 32, n - 32);
+            } else {
+                append(k, v, n);
+            }
+            bits[k] += n;
+        }
+    }
+    for (unsigned k = 0; k < kPlaneStreams; ++k) {
+        if (fill[k]) *out[k] = static_cast<std::uint32_t>(pending[k]);
+        scratch->counts[k][0] = static_cast<std::uint32_t>(bits[k]);
+    }
+}
+#endif
+
 // The inverse: plane[0..nw) from the five streams' bytes (stream[k] holds
 // at least ceil(bits[k] / 8) bytes, bits[] from count_context_bits of the
 // same sig / fresh / scratch: call it first).
