@@ -32,9 +32,8 @@ static_assert(kRansBlockBytes == kDefaultBlockBytes, "rANS candidates: the defau
 // A field has thousands of plane streams of a few KiB: each thread keeps
 // one MANS context (its block scratch) and one output buffer for all of
 // them, instead of allocating and clearing them for every stream (the
-// one-shot calls' page faults and memsets were about a tenth of a
-// one-thread compression). A context's output does not depend on what it
-// coded before (mans.hpp).
+// one-shot calls' allocations, page faults and memsets). What a context
+// coded before does not change its output (tests/test_determinism.cpp).
 struct StreamCoders {
     CompressContext compressor;
     DecompressContext decompressor;
