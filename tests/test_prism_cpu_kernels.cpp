@@ -1,9 +1,11 @@
 // PRISM's CPU kernels (prism/cpu_kernels.hpp): the backend's choice (AVX2
 // where the CPU has it) against the portable forms, bit for bit, for the
-// mask passes and deposit_plane; the truncation statistics are checked in
+// mask passes, deposit_plane, quantization and the output conversion; the
+// truncation statistics and the bit matrices are checked in
 // test_prism_planes_hd.cpp.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -287,4 +289,57 @@ TEST_CASE("PRISM quantization: the CPU backend's kernel gives encode_point's cod
     INFO(outliers << " outliers, " << kept << " kept");
     CHECK(outliers > 200);
     CHECK(kept > 400);
+}
+
+namespace {
+
+// to_elements of both kernel sets against to_element, value by value as
+// bits, over lengths 0..13 (the vector loop's tail) into exactly n elements
+// at an odd byte offset (no alignment promise).
+template <typename T>
+void compare_to_elements(const dp::ElementKernels& portable, const dp::ElementKernels& chosen, unsigned* cases) {
+    const double inf = std::numeric_limits<double>::infinity();
+    const double flt_max = static_cast<double>(std::numeric_limits<float>::max());
+    const double half_ulp_above = flt_max + std::ldexp(1.0, 103);  // FLT_MAX's ulp is 2^104: rounds to FLT_MAX unclamped
+    std::vector<double> special{0.0, -0.0, 1.0, -1.5, 1e-40, -1e-320, 0.1, 1.0 / 3.0,
+                                flt_max, -flt_max, half_ulp_above, -half_ulp_above, std::nextafter(flt_max, inf),
+                                3.5e38, -3.5e38, 1e300, -1e300, std::numeric_limits<double>::max(),
+                                -std::numeric_limits<double>::max(), inf, -inf,
+                                std::numeric_limits<double>::quiet_NaN(), -std::numeric_limits<double>::quiet_NaN()};
+    double payload_nan;  // a signalling NaN with payload bits in both halves
+    const std::uint64_t snan = 0x7ff4000000012345ull;
+    std::memcpy(&payload_nan, &snan, 8);
+    special.push_back(payload_nan);
+    std::mt19937_64 rng(sizeof(T) * 101);
+    std::uniform_real_distribution<double> u(-1e6, 1e6);
+    for (int round = 0; round < 40; ++round)
+        for (std::uint64_t n = 0; n <= 13; ++n) {
+            std::vector<double> w(n);
+            for (double& v : w) v = rng() % 3 ? special[rng() % special.size()] : u(rng);
+            std::vector<std::uint8_t> want(n * sizeof(T) + 1), got(n * sizeof(T) + 1, 0xa5);
+            for (std::uint64_t i = 0; i < n; ++i) {
+                const T e = dp::to_element<T>(w[i]);
+                std::memcpy(want.data() + 1 + i * sizeof(T), &e, sizeof(T));
+            }
+            std::vector<std::uint8_t> by_portable(want.size(), 0xa5);
+            (sizeof(T) == 4 ? portable.f32 : portable.f64)(w.data(), n, by_portable.data() + 1);
+            (sizeof(T) == 4 ? chosen.f32 : chosen.f64)(w.data(), n, got.data() + 1);
+            INFO("n " << n << " round " << round);
+            REQUIRE(std::equal(want.begin() + 1, want.end(), by_portable.begin() + 1));
+            REQUIRE(std::equal(want.begin() + 1, want.end(), got.begin() + 1));
+            REQUIRE(got[0] == 0xa5);  // nothing before out
+            ++*cases;
+        }
+}
+
+}  // namespace
+
+TEST_CASE("PRISM output: the CPU backend's to_elements gives to_element's bits", "[prism][cpu_kernels]") {
+    const dp::PrismCpuKernels& chosen = mans::detail::cpu_backend().prism_kernels();
+    const dp::PrismCpuKernels& portable = dp::kPortablePrismKernels;
+    if (&chosen == &portable) WARN("no AVX2 kernels here (CPU or build): the portable form was compared with itself");
+    unsigned cases = 0;
+    compare_to_elements<float>(portable.to_elements, chosen.to_elements, &cases);
+    compare_to_elements<double>(portable.to_elements, chosen.to_elements, &cases);
+    CHECK(cases == 2 * 40 * 14);
 }

@@ -399,6 +399,27 @@ void quantize_avx2(const double* x, const double* pred, std::uint64_t m, double 
                                                    work + i);
 }
 
+// to_element for four values at a time: the clamp as in quantize_avx2
+// (ordered compares: NaN passes through), then the conversion to float,
+// which rounds and quiets a NaN as the scalar conversion does.
+template <typename T>
+void to_elements_avx2(const double* w, std::uint64_t n, std::uint8_t* out) {
+    const __m256d hi = _mm256_set1_pd(sizeof(T) == 4 ? static_cast<double>(FLT_MAX) : DBL_MAX);
+    const __m256d lo = _mm256_set1_pd(sizeof(T) == 4 ? -static_cast<double>(FLT_MAX) : -DBL_MAX);
+    std::uint64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const __m256d v = _mm256_loadu_pd(w + i);
+        __m256d c = _mm256_blendv_pd(v, hi, _mm256_cmp_pd(v, hi, _CMP_GT_OQ));
+        c = _mm256_blendv_pd(c, lo, _mm256_cmp_pd(v, lo, _CMP_LT_OQ));
+        if constexpr (sizeof(T) == 4)
+            _mm_storeu_ps(reinterpret_cast<float*>(out + i * 4), _mm256_cvtpd_ps(c));
+        else
+            _mm256_storeu_pd(reinterpret_cast<double*>(out + i * 8), c);
+    }
+    const dp::ElementKernels& portable = dp::kPortablePrismKernels.to_elements;
+    (sizeof(T) == 4 ? portable.f32 : portable.f64)(w + i, n - i, out + i * sizeof(T));
+}
+
 }  // namespace
 
 const detail::prism::PrismCpuKernels kAvx2PrismKernels{"avx2",
@@ -407,7 +428,8 @@ const detail::prism::PrismCpuKernels kAvx2PrismKernels{"avx2",
                                                        kAvx2Mask<double>,
                                                        deposit_plane_avx2,
                                                        {quantize_avx2<float>, quantize_avx2<double>},
-                                                       code_rows_avx2};
+                                                       code_rows_avx2,
+                                                       {to_elements_avx2<float>, to_elements_avx2<double>}};
 
 }  // namespace mans::cpu
 

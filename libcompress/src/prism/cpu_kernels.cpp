@@ -2,6 +2,7 @@
 // definitions themselves.
 #include "prism/cpu_kernels.hpp"
 
+#include "core/byte_io.hpp"  // store_le
 #include "core/team.hpp"  // SoloTeam
 #include "prism/geometry.hpp"  // UnalignedValues
 #include "prism/plane_split_hd.hpp"
@@ -73,6 +74,11 @@ void quantize_portable(const double* x, const double* pred, std::uint64_t m, dou
     }
 }
 
+template <typename T>
+void to_elements_portable(const double* w, std::uint64_t n, std::uint8_t* out) {
+    for (std::uint64_t i = 0; i < n; ++i) store_le<T>(out + i * sizeof(T), to_element<T>(w[i]));
+}
+
 }  // namespace
 
 const PrismCpuKernels kPortablePrismKernels{"portable",
@@ -81,6 +87,7 @@ const PrismCpuKernels kPortablePrismKernels{"portable",
                                             kPortableMask<double>,
                                             deposit_plane_portable,
                                             {quantize_portable<float>, quantize_portable<double>},
-                                            words_to_rows};
+                                            words_to_rows,
+                                            {to_elements_portable<float>, to_elements_portable<double>}};
 
 }  // namespace mans::detail::prism

@@ -42,6 +42,13 @@ struct MaskKernels {
 // chunk's planes out of these rows.
 using CodeRows = void (*)(const std::uint32_t* words, unsigned n, std::uint64_t* rows);
 
+// The reader's output: out[i] = to_element<T>(w[i]) (point_math.hpp), as
+// little-endian bytes at out + i * sizeof(T), for i < n.
+struct ElementKernels {
+    void (*f32)(const double* w, std::uint64_t n, std::uint8_t* out);
+    void (*f64)(const double* w, std::uint64_t n, std::uint8_t* out);
+};
+
 struct PrismCpuKernels {
     const char* name;
     // truncation_stats_one_thread: out[0..planes] for words[j] =
@@ -58,6 +65,7 @@ struct PrismCpuKernels {
     void (*deposit_plane)(const std::uint64_t* plane, std::uint64_t len, std::uint32_t digit, std::uint32_t* words);
     QuantizeKernels quantize;
     CodeRows code_rows;
+    ElementKernels to_elements;
 
     template <typename T>
     const MaskKernels<T>& mask() const {

@@ -21,6 +21,7 @@
 #include <new>
 #include <utility>
 
+#include "backend.hpp"  // cpu_backend
 #include "core/byte_io.hpp"
 #include "core/frame.hpp"
 #include "core/status.hpp"
@@ -28,6 +29,7 @@
 #include "mans/prism.hpp"
 #include "prism/archive.hpp"
 #include "prism/base.hpp"
+#include "prism/cpu_kernels.hpp"  // ElementKernels
 #include "prism/device_job.hpp"  // retrieve_on_module
 #include "prism/level_codes.hpp"
 #include "prism/planner.hpp"
@@ -302,12 +304,12 @@ public:
     void rows_done(std::uint64_t r0, std::uint64_t r1, const RowRing& ring) {
         const std::uint64_t R = ring.R;
         const std::int64_t rows = static_cast<std::int64_t>(r1 - r0);
+        const ElementKernels& kernels = mans::detail::cpu_backend().prism_kernels().to_elements;
+        const auto to_elements = sizeof(T) == 4 ? kernels.f32 : kernels.f64;
 #pragma omp parallel for num_threads(threads_) schedule(static)
         for (std::int64_t i = 0; i < rows; ++i) {
             const std::uint64_t t = r0 + static_cast<std::uint64_t>(i);
-            const double* w = ring.row(t);
-            std::uint8_t* o = out_ + t * R * sizeof(T);
-            for (std::uint64_t k = 0; k < R; ++k) mans::detail::store_le<T>(o + k * sizeof(T), to_element<T>(w[k]));
+            to_elements(ring.row(t), R, out_ + t * R * sizeof(T));
         }
     }
 
