@@ -2,8 +2,10 @@
 // kernels (scalar or SIMD); every encoder/decoder kernel pair agrees.
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -121,7 +123,21 @@ TEST_CASE("decoding: 2x2 matrix of scalar/SIMD encoder and decoder, any thread c
 // one context per thread (prism/lossless.cpp): what a context coded before,
 // larger or smaller, of another type, must not change its next stream.
 TEST_CASE("one context for many inputs of every type, each coded as by a fresh one", "[determinism]") {
-    const std::vector<Input> all = inputs();
+    // The determinism inputs, each followed by a short one of the sizes and
+    // types PRISM's streams have (u8 of 1 byte to 16 KiB, u32 and u64).
+    std::vector<Input> all;
+    const std::vector<Input> big = inputs();
+    const std::pair<mans::DType, std::size_t> small[] = {{mans::DType::u8, 1},     {mans::DType::u8, 7},
+                                                          {mans::DType::u8, 100},   {mans::DType::u8, 4095},
+                                                          {mans::DType::u8, 16384}, {mans::DType::u32, 16},
+                                                          {mans::DType::u64, 4096}};
+    for (std::size_t k = 0; k < big.size(); ++k) {
+        all.push_back(big[k]);
+        const auto& [dt, bytes] = small[k % std::size(small)];
+        const std::size_t count = bytes / mans::dtype_size(dt);
+        all.push_back({std::string("short ") + mans::dtype_name(dt) + " " + std::to_string(bytes), dt,
+                       generate_mixed(dt, count, std::max<std::size_t>(count / 3, 1), 40 + k), 0});
+    }
     mans::CompressContext cctx;
     mans::DecompressContext dctx;
     for (int pass = 0; pass < 2; ++pass)
@@ -143,6 +159,22 @@ TEST_CASE("one context for many inputs of every type, each coded as by a fresh o
             Bytes back(in.raw.size());
             mans::DecompressConfig dcfg;
             dcfg.threads = 1;
+            // Damaged copies first, one byte changed at a time from the
+            // middle on, until the context refuses one (a byte the decoder
+            // never reads may be changed: then the values must be the
+            // original's); then the real stream.
+            bool refused = false;
+            for (std::size_t at = got.size() / 2; at < got.size() && !refused; at += 1 + got.size() / 16) {
+                Bytes bad = got;
+                bad[at] ^= 0x5a;
+                if (dctx.decompress(back.data(), back.size(), bad.data(), bad.size(), dcfg)) {
+                    INFO("byte " << at << " of " << got.size() << " changed");
+                    CHECK(back == in.raw);
+                } else {
+                    refused = true;
+                }
+            }
+            CHECK(refused);
             const mans::Result d = dctx.decompress(back.data(), back.size(), got.data(), got.size(), dcfg);
             REQUIRE(d);
             CHECK(d.size == in.raw.size());

@@ -295,12 +295,13 @@ namespace {
 
 // to_elements of both kernel sets against to_element, value by value as
 // bits, over lengths 0..13 (the vector loop's tail) into exactly n elements
-// at an odd byte offset (no alignment promise).
+// at an odd byte offset (no alignment promise). nextafter(FLT_MAX, inf)
+// rounds to FLT_MAX by itself; FLT_MAX + 2^103 only through the clamp.
 template <typename T>
 void compare_to_elements(const dp::ElementKernels& portable, const dp::ElementKernels& chosen, unsigned* cases) {
     const double inf = std::numeric_limits<double>::infinity();
     const double flt_max = static_cast<double>(std::numeric_limits<float>::max());
-    const double half_ulp_above = flt_max + std::ldexp(1.0, 103);  // FLT_MAX's ulp is 2^104: rounds to FLT_MAX unclamped
+    const double half_ulp_above = flt_max + std::ldexp(1.0, 103);  // halfway to 2^128: +inf unless clamped
     std::vector<double> special{0.0, -0.0, 1.0, -1.5, 1e-40, -1e-320, 0.1, 1.0 / 3.0,
                                 flt_max, -flt_max, half_ulp_above, -half_ulp_above, std::nextafter(flt_max, inf),
                                 3.5e38, -3.5e38, 1e300, -1e300, std::numeric_limits<double>::max(),

@@ -30,10 +30,18 @@ bool all_zero(const std::uint8_t* p, std::size_t n) {
 static_assert(kRansBlockBytes == kDefaultBlockBytes, "rANS candidates: the default MANS block size");
 
 // A field has thousands of plane streams of a few KiB: each thread keeps
-// one MANS context (its block scratch) and one output buffer for all of
-// them, instead of allocating and clearing them for every stream (the
-// one-shot calls' allocations, page faults and memsets). What a context
-// coded before does not change its output (tests/test_determinism.cpp).
+// one MANS context (its block scratch) and one output buffer for the
+// streams of up to kCachedStreamBytes, instead of allocating and clearing
+// them for every stream (the one-shot calls' allocations, page faults and
+// memsets). Larger inputs (the base's blobs can be as large as the field)
+// and any failure of a cached context (one that could not allocate stays
+// unusable) go through the one-shot calls, so that a thread keeps little
+// memory and a result never depends on the thread's history. What a
+// context coded before does not change its output
+// (tests/test_determinism.cpp). The contexts are thread_local: PRISM must
+// not run from a static destructor of the main thread.
+constexpr std::size_t kCachedStreamBytes = std::size_t{1} << 20;
+
 struct StreamCoders {
     CompressContext compressor;
     DecompressContext decompressor;
@@ -53,11 +61,28 @@ std::vector<std::uint8_t> mans_stream(const std::uint8_t* src, std::size_t n, un
     // Always the CPU: segments are small, and a module's self-test runs
     // PRISM on the CPU while it holds the self-test lock.
     cfg.backend = mans::Backend::cpu;
-    StreamCoders& c = stream_coders();
-    if (c.out.size() < compress_bound(n)) c.out.resize(compress_bound(n));
-    const Result r = c.compressor.compress(c.out.data(), c.out.size(), src, n, cfg);
+    if (n <= kCachedStreamBytes) {
+        StreamCoders& c = stream_coders();
+        if (c.out.size() < compress_bound(n)) c.out.resize(compress_bound(n));
+        const Result r = c.compressor.compress(c.out.data(), c.out.size(), src, n, cfg);
+        if (r) return std::vector<std::uint8_t>(c.out.data(), c.out.data() + r.size);
+    }
+    std::vector<std::uint8_t> out(compress_bound(n));
+    const Result r = compress(out.data(), out.size(), src, n, cfg);
     if (!r) return {};
-    return std::vector<std::uint8_t>(c.out.data(), c.out.data() + r.size);
+    out.resize(r.size);
+    return out;
+}
+
+// decompress through the thread's cached context where mans_stream would
+// use it, else (and after any failure there) the one-shot call.
+Result decompress_stream(std::uint8_t* dst, std::size_t n, const std::uint8_t* payload, std::size_t size,
+                         const DecompressConfig& cfg) {
+    if (n <= kCachedStreamBytes) {
+        const Result r = stream_coders().decompressor.decompress(dst, n, payload, size, cfg);
+        if (r) return r;
+    }
+    return decompress(dst, n, payload, size, cfg);
 }
 
 }  // namespace
@@ -108,7 +133,7 @@ Errc decode_payload(Method method, const std::uint8_t* payload, std::size_t size
             DecompressConfig cfg;
             cfg.threads = 1;
             cfg.backend = mans::Backend::cpu;  // as in mans_stream
-            const Result r = stream_coders().decompressor.decompress(dst, n, payload, size, cfg);
+            const Result r = decompress_stream(dst, n, payload, size, cfg);
             if (!r || r.size != n) return Errc::corrupt_block;
             return Errc::ok;
         }

@@ -300,7 +300,8 @@ MANS_HD void split_plane(const Team& team, const std::uint64_t* plane, const std
 // one pass that keeps each stream's pending bits in a register and stores
 // them a 32-bit word at a time, where split_plane counts the contexts
 // first, clears the streams and ORs every piece in (what a team needs to
-// find its ranks' offsets). The same streams, lengths and scratch counts.
+// find its ranks' offsets). The same streams and lengths; scratch holds
+// the counts as count_context_bits leaves them for one thread.
 template <typename Gather>
 void split_plane_one_pass(const std::uint64_t* plane, const std::uint64_t* sig, const std::uint64_t* fresh,
                           std::uint64_t len, PlaneSplitScratch* scratch, std::uint32_t* streams,
