@@ -358,6 +358,16 @@ void code_rows_avx2(const std::uint32_t* words, unsigned n, std::uint64_t* rows)
     for (unsigned s = 0; s < 32; ++s) rows[s] = half_rows[0][s] | std::uint64_t{half_rows[1][s]} << 32;
 }
 
+// to_element's clamp of four values to T's finite range with ordered
+// compares (NaN passes through, as the scalar comparisons let it).
+template <typename T>
+inline __m256d clamp_to_element_range(__m256d v) {
+    const __m256d hi = _mm256_set1_pd(sizeof(T) == 4 ? static_cast<double>(FLT_MAX) : DBL_MAX);
+    const __m256d lo = _mm256_set1_pd(sizeof(T) == 4 ? -static_cast<double>(FLT_MAX) : -DBL_MAX);
+    const __m256d c = _mm256_blendv_pd(v, hi, _mm256_cmp_pd(v, hi, _CMP_GT_OQ));
+    return _mm256_blendv_pd(c, lo, _mm256_cmp_pd(v, lo, _CMP_LT_OQ));
+}
+
 // encode_point for four unmasked points at a time, the same operations in
 // the same order (no FMA: this file is built for AVX2 alone): the quotient,
 // floor by rounding toward -inf, the reconstruction, the element cast with
@@ -372,16 +382,13 @@ void quantize_avx2(const double* x, const double* pred, std::uint64_t m, double 
         const __m256d vstep = _mm256_set1_pd(step), half = _mm256_set1_pd(0.5);
         const __m256d veb = _mm256_set1_pd(eb), vabs_bound = _mm256_set1_pd(abs_bound);
         const __m256d max_code = _mm256_set1_pd(static_cast<double>(dp::kMaxCode));
-        const __m256d hi = _mm256_set1_pd(sizeof(T) == 4 ? static_cast<double>(FLT_MAX) : DBL_MAX);
-        const __m256d lo = _mm256_set1_pd(sizeof(T) == 4 ? -static_cast<double>(FLT_MAX) : -DBL_MAX);
         const __m256d no_sign = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
         for (; i + 4 <= m; i += 4) {
             const __m256d xv = _mm256_loadu_pd(x + i), p = _mm256_loadu_pd(pred + i);
             const __m256d qd = _mm256_round_pd(_mm256_add_pd(_mm256_div_pd(_mm256_sub_pd(xv, p), vstep), half),
                                                _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
             const __m256d recon = _mm256_add_pd(p, _mm256_mul_pd(vstep, qd));
-            __m256d clamped = _mm256_blendv_pd(recon, hi, _mm256_cmp_pd(recon, hi, _CMP_GT_OQ));
-            clamped = _mm256_blendv_pd(clamped, lo, _mm256_cmp_pd(recon, lo, _CMP_LT_OQ));
+            const __m256d clamped = clamp_to_element_range<T>(recon);
             const __m256d element = sizeof(T) == 4 ? _mm256_cvtps_pd(_mm256_cvtpd_ps(clamped)) : clamped;
             const __m256d ok = _mm256_and_pd(
                 _mm256_and_pd(_mm256_cmp_pd(_mm256_and_pd(qd, no_sign), max_code, _CMP_LE_OQ),
@@ -394,30 +401,23 @@ void quantize_avx2(const double* x, const double* pred, std::uint64_t m, double 
             for (unsigned j = 0; j < 4; ++j) outlier[i + j] = static_cast<std::uint8_t>(!(kept >> j & 1));
         }
     }
-    const dp::QuantizeKernels& portable = dp::kPortablePrismKernels.quantize;
-    (sizeof(T) == 4 ? portable.f32 : portable.f64)(x + i, pred + i, m - i, step, eb, abs_bound, code + i, outlier + i,
-                                                   work + i);
+    dp::kPortablePrismKernels.quantize.template of<T>()(x + i, pred + i, m - i, step, eb, abs_bound, code + i,
+                                                        outlier + i, work + i);
 }
 
-// to_element for four values at a time: the clamp as in quantize_avx2
-// (ordered compares: NaN passes through), then the conversion to float,
-// which rounds and quiets a NaN as the scalar conversion does.
+// to_element for four values at a time: the clamp, then the conversion to
+// float, which rounds and quiets a NaN as the scalar conversion does.
 template <typename T>
 void to_elements_avx2(const double* w, std::uint64_t n, std::uint8_t* out) {
-    const __m256d hi = _mm256_set1_pd(sizeof(T) == 4 ? static_cast<double>(FLT_MAX) : DBL_MAX);
-    const __m256d lo = _mm256_set1_pd(sizeof(T) == 4 ? -static_cast<double>(FLT_MAX) : -DBL_MAX);
     std::uint64_t i = 0;
     for (; i + 4 <= n; i += 4) {
-        const __m256d v = _mm256_loadu_pd(w + i);
-        __m256d c = _mm256_blendv_pd(v, hi, _mm256_cmp_pd(v, hi, _CMP_GT_OQ));
-        c = _mm256_blendv_pd(c, lo, _mm256_cmp_pd(v, lo, _CMP_LT_OQ));
+        const __m256d c = clamp_to_element_range<T>(_mm256_loadu_pd(w + i));
         if constexpr (sizeof(T) == 4)
             _mm_storeu_ps(reinterpret_cast<float*>(out + i * 4), _mm256_cvtpd_ps(c));
         else
             _mm256_storeu_pd(reinterpret_cast<double*>(out + i * 8), c);
     }
-    const dp::ElementKernels& portable = dp::kPortablePrismKernels.to_elements;
-    (sizeof(T) == 4 ? portable.f32 : portable.f64)(w + i, n - i, out + i * sizeof(T));
+    dp::kPortablePrismKernels.to_elements.template of<T>()(w + i, n - i, out + i * sizeof(T));
 }
 
 }  // namespace

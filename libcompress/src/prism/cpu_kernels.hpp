@@ -26,6 +26,9 @@ struct QuantizeKernels {
                 std::int32_t* code, std::uint8_t* outlier, double* work);
     void (*f64)(const double* x, const double* pred, std::uint64_t m, double step, double eb, double abs_bound,
                 std::int32_t* code, std::uint8_t* outlier, double* work);
+
+    template <typename T>
+    auto of() const { return sizeof(T) == 4 ? f32 : f64; }
 };
 
 template <typename T>
@@ -47,6 +50,9 @@ using CodeRows = void (*)(const std::uint32_t* words, unsigned n, std::uint64_t*
 struct ElementKernels {
     void (*f32)(const double* w, std::uint64_t n, std::uint8_t* out);
     void (*f64)(const double* w, std::uint64_t n, std::uint8_t* out);
+
+    template <typename T>
+    auto of() const { return sizeof(T) == 4 ? f32 : f64; }
 };
 
 struct PrismCpuKernels {

@@ -237,8 +237,7 @@ void Encoder<T>::visit_run(unsigned l, std::uint64_t first, std::uint64_t di, st
     std::uint8_t out[kSweepRunPoints];
     double w[kSweepRunPoints];
     for (std::uint64_t i = 0; i < m; ++i) xs[i] = x(first + i * di);  // masked points' are replaced below
-    const QuantizeKernels& k = cpu_backend().prism_kernels().quantize;
-    (sizeof(T) == 4 ? k.f32 : k.f64)(xs, pred, m, lm.step, lm.eb, h_.abs_bound, q, out, w);
+    cpu_backend().prism_kernels().quantize.template of<T>()(xs, pred, m, lm.step, lm.eb, h_.abs_bound, q, out, w);
     for (std::uint64_t i = 0; i < m; ++i) {
         const std::uint64_t idx = first + i * di;
         if (masked(idx)) {

@@ -304,8 +304,7 @@ public:
     void rows_done(std::uint64_t r0, std::uint64_t r1, const RowRing& ring) {
         const std::uint64_t R = ring.R;
         const std::int64_t rows = static_cast<std::int64_t>(r1 - r0);
-        const ElementKernels& kernels = mans::detail::cpu_backend().prism_kernels().to_elements;
-        const auto to_elements = sizeof(T) == 4 ? kernels.f32 : kernels.f64;
+        const auto to_elements = mans::detail::cpu_backend().prism_kernels().to_elements.template of<T>();
 #pragma omp parallel for num_threads(threads_) schedule(static)
         for (std::int64_t i = 0; i < rows; ++i) {
             const std::uint64_t t = r0 + static_cast<std::uint64_t>(i);
