@@ -160,9 +160,10 @@ TEST_CASE("one context for many inputs of every type, each coded as by a fresh o
             mans::DecompressConfig dcfg;
             dcfg.threads = 1;
             // Damaged copies first, one byte changed at a time from the
-            // middle on, until the context refuses one (a byte the decoder
-            // never reads may be changed: then the values must be the
-            // original's); then the real stream.
+            // middle on, until the context refuses one (a change confined to
+            // the padding bits that FORMAT.md section 2 leaves unchecked may
+            // be accepted: then the values must be the original's); then
+            // the real stream.
             bool refused = false;
             for (std::size_t at = got.size() / 2; at < got.size() && !refused; at += 1 + got.size() / 16) {
                 Bytes bad = got;
@@ -175,6 +176,13 @@ TEST_CASE("one context for many inputs of every type, each coded as by a fresh o
                 }
             }
             CHECK(refused);
+            {
+                // FORMAT.md leaves only padding bits (fewer than 8) unchecked,
+                // so the last byte with all its bits changed is refused.
+                Bytes bad = got;
+                bad.back() ^= 0xFF;
+                CHECK_FALSE(dctx.decompress(back.data(), back.size(), bad.data(), bad.size(), dcfg));
+            }
             const mans::Result d = dctx.decompress(back.data(), back.size(), got.data(), got.size(), dcfg);
             REQUIRE(d);
             CHECK(d.size == in.raw.size());
