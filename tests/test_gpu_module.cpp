@@ -151,7 +151,7 @@ TEST_CASE("GPU warp rANS decoder equals the CPU decoder", "[gpu]") {
         WARN(name << ": testing on " << m->device);
         g_module = m->module;
         const RansKernels& cpu = cpu_backend().kernels(true);
-        const RansKernels gpu{"gpu-test", "module warp decoder", cpu.encode, module_decode, nullptr};
+        const RansKernels gpu{"gpu-test", "module warp decoder", cpu.encode, module_decode, nullptr, nullptr};
         std::mt19937_64 rng(7);
         TokenStreamScratch sc;
         int streams = 0;

@@ -627,9 +627,14 @@ TEST_CASE("host_block_stats gives the block's min, max and sum of biased values"
 namespace {
 
 template <typename U>
-void check_serial_reconstruct(std::mt19937_64& rng, std::uint64_t flip, std::uint64_t* valid, std::uint64_t* rejected) {
+void check_serial_reconstruct(std::mt19937_64& rng, std::uint64_t flip, std::uint64_t* valid, std::uint64_t* rejected,
+                              std::uint64_t* simd_checked) {
     using E = Elem<U>;
-    for (std::size_t n : {std::size_t{1}, std::size_t{40}, std::size_t{3000}})
+    // The CPU's SIMD kernel, where it has one for this width.
+    const auto simd = E::B <= 16 ? cpu_backend().kernels(false).reconstruct_hybrid : nullptr;
+    // 1 to 32 lanes (lanes_for); 9,000 and 20,000 have whole 8 x 8 tiles
+    // of tokens and ragged lanes.
+    for (std::size_t n : {std::size_t{1}, std::size_t{40}, std::size_t{3000}, std::size_t{9000}, std::size_t{20000}})
         for (unsigned s = 0; s <= 8; ++s)
             for (unsigned m = 0; m <= 4 && m <= s; ++m)
                 for (int predictor = 0; predictor < 3; ++predictor) {
@@ -640,8 +645,12 @@ void check_serial_reconstruct(std::mt19937_64& rng, std::uint64_t flip, std::uin
                     // length one byte short or long, random tokens.
                     std::vector<std::uint8_t> x(n * sizeof(U));
                     std::uint64_t walk = rng();
+                    // A third of the steps repeat, or three quarters (runs
+                    // of repeats longer than the SIMD kernel's 8 elements).
+                    const bool runs = rng() % 2;
                     for (std::size_t i = 0; i < n; ++i) {
-                        walk += rng() % 3 == 0 ? 0 : (rng() % 4001) - 2000;
+                        const bool repeat = runs ? rng() % 4 != 0 : rng() % 3 == 0;
+                        walk += repeat ? 0 : (rng() % 4001) - 2000;
                         store_le<U>(x.data() + i * sizeof(U), static_cast<U>(walk));
                     }
                     const LaneLayout lay = LaneLayout::make(n, lanes_for(n));
@@ -687,6 +696,15 @@ void check_serial_reconstruct(std::mt19937_64& rng, std::uint64_t flip, std::uin
                                   << " predictor " << predictor << " variant " << variant);
                         REQUIRE(got_ok == want_ok);
                         if (variant == 0) REQUIRE((want_ok && want == x));
+                        if (simd) {
+                            std::vector<std::uint8_t> by_lane(lay.slots()), simd_got(n * sizeof(U));
+                            const bool simd_ok = simd(HybridReconstructArgs{
+                                tok.data(), lay, flip, center, split, sizeof(U), static_cast<Predictor>(predictor),
+                                raw.data(), l, simd_got.data(), by_lane.data()});
+                            REQUIRE(simd_ok == want_ok);
+                            if (want_ok) REQUIRE(simd_got == want);
+                            ++*simd_checked;
+                        }
                         if (want_ok) {
                             REQUIRE(got == want);
                             ++*valid;
@@ -699,20 +717,22 @@ void check_serial_reconstruct(std::mt19937_64& rng, std::uint64_t flip, std::uin
 
 }  // namespace
 
-TEST_CASE("reconstruct_hybrid_serial decodes and rejects as reconstruct_hybrid does", "[hd]") {
+TEST_CASE("reconstruct_hybrid_serial and the SIMD kernel decode and reject as reconstruct_hybrid does", "[hd]") {
     // The CPU decoder's hybrid-token loop (a team of one, up to 32-bit
     // elements) against the shared one: the elements of valid sections,
     // and the verdict on corrupt ones (a changed token or raw bit, a
     // section a byte short or long, random tokens).
     std::mt19937_64 rng(53);
-    std::uint64_t valid = 0, rejected = 0;
-    check_serial_reconstruct<std::uint8_t>(rng, 0, &valid, &rejected);
-    check_serial_reconstruct<std::uint16_t>(rng, 0, &valid, &rejected);
-    check_serial_reconstruct<std::uint16_t>(rng, std::uint64_t{1} << 15, &valid, &rejected);
-    check_serial_reconstruct<std::uint32_t>(rng, 0, &valid, &rejected);
-    check_serial_reconstruct<std::uint32_t>(rng, std::uint64_t{1} << 31, &valid, &rejected);
+    std::uint64_t valid = 0, rejected = 0, simd = 0;
+    check_serial_reconstruct<std::uint8_t>(rng, 0, &valid, &rejected, &simd);
+    check_serial_reconstruct<std::uint16_t>(rng, 0, &valid, &rejected, &simd);
+    check_serial_reconstruct<std::uint16_t>(rng, std::uint64_t{1} << 15, &valid, &rejected, &simd);
+    check_serial_reconstruct<std::uint32_t>(rng, 0, &valid, &rejected, &simd);
+    check_serial_reconstruct<std::uint32_t>(rng, std::uint64_t{1} << 31, &valid, &rejected, &simd);
     CHECK(valid > 300);
     CHECK(rejected > 300);
+    // The AVX2 kernel (reconstruct_avx2.cpp) saw every u8 and u16 case.
+    if (cpu_backend().kernels(false).reconstruct_hybrid) CHECK(simd > 1000);
 }
 
 TEST_CASE("team_or gives every member the OR of the ranks' values", "[hd][thread_team]") {

@@ -14,20 +14,21 @@
 #include "prism/plane_coding.hpp"
 #include "prism_avx2.hpp"
 #include "rans_avx2.hpp"
+#include "reconstruct_avx2.hpp"
 #include "tokenize_avx2.hpp"
 
 namespace mans::detail {
 
 namespace {
 
-const RansKernels kScalarKernels{"scalar", "cpu (scalar)", rans_encode_scalar, rans_decode_scalar, nullptr};
+const RansKernels kScalarKernels{"scalar", "cpu (scalar)", rans_encode_scalar, rans_decode_scalar, nullptr, nullptr};
 #ifdef MANS_HAVE_AVX2_KERNELS
 // The tokenizer also needs BMI2, which every AVX2 CPU we know of has; a
 // (virtual) CPU without it gets the rANS kernels alone.
 const RansKernels kAvx2Kernels{"avx2", "cpu (avx2)", cpu::rans_encode_avx2, cpu::rans_decode_avx2,
-                               cpu::tokenize_hybrid_avx2};
+                               cpu::tokenize_hybrid_avx2, cpu::reconstruct_hybrid_avx2};
 const RansKernels kAvx2OnlyKernels{"avx2", "cpu (avx2, no bmi2)", cpu::rans_encode_avx2, cpu::rans_decode_avx2,
-                                   nullptr};
+                                   nullptr, cpu::reconstruct_hybrid_avx2};
 #endif
 
 const RansKernels& cpu_kernels(bool force_scalar) {

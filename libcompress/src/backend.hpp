@@ -17,7 +17,8 @@ struct PlaneBitKernels;  // prism/plane_coding.hpp
 struct PrismCpuKernels;  // prism/cpu_kernels.hpp
 }
 
-struct HybridTokenizeArgs;  // mapping/hybrid_tokens.hpp
+struct HybridTokenizeArgs;     // mapping/hybrid_tokens.hpp
+struct HybridReconstructArgs;  // mapping/block_decode.hpp
 
 // The CPU's SIMD kernels (or their portable forms), chosen at run time.
 struct RansKernels {
@@ -29,6 +30,9 @@ struct RansKernels {
     // of up to 32 bits (tokenize_hybrid_serial's bytes; returns the raw-bit
     // bytes), or null: tokenize_hybrid_serial itself.
     std::size_t (*tokenize_hybrid)(const HybridTokenizeArgs&);
+    // Its inverse for elements of up to 16 bits (reconstruct_hybrid_serial's
+    // elements and verdict), or null: reconstruct_hybrid_serial itself.
+    bool (*reconstruct_hybrid)(const HybridReconstructArgs&);
 };
 
 struct Backend {

@@ -31,6 +31,7 @@ struct BlockScratch {
     std::vector<std::uint32_t> value_map;  // dictionary mode, 16-bit values: value -> index
     std::vector<std::uint64_t> sorted;     // dictionary mode, wider values, in a team (unused by one thread)
     std::vector<HybridTokenInfo> token_info;  // token mode's decode table (kHybridTokenInfoEntries)
+    std::vector<std::uint8_t> lane_tokens;    // token mode's SIMD decoder: the tokens lane by lane
     std::vector<EncodeWork> work;           // one, made by the first encode
 };
 

@@ -234,6 +234,31 @@ bool reconstruct_hybrid_serial(const std::uint8_t* tokens, const LaneLayout& lay
     // BitReader's bits_exact: no bit past the end, and no spare byte.
     return all_ok != 0 && pos <= end_bits && (pos + 7) / 8 == len;
 }
+
+// reconstruct_hybrid_serial's arguments, for a CPU kernel that gives the
+// same elements and verdict (RansKernels::reconstruct_hybrid, backend.hpp;
+// null where the CPU has none).
+struct HybridReconstructArgs {
+    const std::uint8_t* tokens;  // interleaved, lay.slots() entries
+    LaneLayout lay;
+    std::uint64_t flip, center;
+    HybridSplit split;
+    unsigned esize;  // 1 or 2
+    Predictor pred;
+    const std::uint8_t* bits;
+    std::uint32_t len;
+    std::uint8_t* y;
+    std::uint8_t* lane_tokens;  // scratch of lay.slots() bytes
+};
+
+// Whether a scratch provider offers such a kernel (hybrid_reconstructor(),
+// null when the CPU has none, and lane_tokens(n)); only the CPU's does.
+template <typename Scratch, typename = void>
+struct HasHybridReconstructor : std::false_type {};
+template <typename Scratch>
+struct HasHybridReconstructor<Scratch,
+                              std::void_t<decltype(std::declval<const Scratch&>().hybrid_reconstructor())>>
+    : std::true_type {};
 #endif
 
 // Scratch in caller-owned memory (the GPU's per-block slices) for blocks
@@ -386,8 +411,15 @@ private:
         if (!get_tokens_and_bits(&lay, &bits, &len)) return false;
         return with_predictor(static_cast<Predictor>(pred), [&](auto p) {
 #if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
-            if constexpr (std::is_same_v<Team, SoloTeam> && E::B <= 32)  // the CPU's decode_block
+            if constexpr (std::is_same_v<Team, SoloTeam> && E::B <= 32) {  // the CPU's decode_block
+                if constexpr (HasHybridReconstructor<Scratch>::value && E::B <= 16) {
+                    if (const auto reconstruct = sc_.hybrid_reconstructor())  // the CPU's SIMD kernel
+                        return reconstruct(HybridReconstructArgs{tokens_, lay, flip_, c, split, sizeof(U),
+                                                                 decltype(p)::value, bits, len, y_,
+                                                                 sc_.lane_tokens(lay.slots())});
+                }
                 return reconstruct_hybrid_serial<U, decltype(p)::value>(tokens_, lay, flip_, c, split, bits, len, y_);
+            }
 #endif
             return reconstruct_hybrid<U, decltype(p)::value>(team_, tokens_, lay, flip_, c, split, bits, len, y_,
                                                              sc_.hybrid_token_info());

@@ -12,6 +12,7 @@ namespace {
 // on demand (std::bad_alloc reaches the API's catch).
 struct VectorBlockScratch {
     BlockScratch& sc;
+    const RansKernels& kernels;
 
     bool stream(std::size_t n, TokenDecodeBuffers* b) const {
         sc.stream.dec.resize(std::size_t{kMaxContexts} << kMaxProbBits);
@@ -36,6 +37,11 @@ struct VectorBlockScratch {
         sc.token_info.resize(kHybridTokenInfoEntries);
         return sc.token_info.data();
     }
+    auto hybrid_reconstructor() const { return kernels.reconstruct_hybrid; }
+    std::uint8_t* lane_tokens(std::size_t n) const {
+        if (sc.lane_tokens.size() < n) sc.lane_tokens.resize(n);
+        return sc.lane_tokens.data();
+    }
 };
 
 }  // namespace
@@ -44,7 +50,7 @@ Errc decode_block(DType dtype, const std::uint8_t* payload, std::size_t size, st
                   void* dst, const RansKernels& kernels, BlockScratch& scratch) {
     const auto lanes = [&](const RansDecodeArgs& a) { return kernels.decode(a); };
     return decode_block_payload(dtype, payload, size, n, static_cast<std::uint8_t*>(dst), lanes,
-                                VectorBlockScratch{scratch});
+                                VectorBlockScratch{scratch, kernels});
 }
 
 }  // namespace mans::detail

@@ -1,0 +1,278 @@
+// reconstruct_avx2.cpp - reconstruct_hybrid_serial (mapping/block_decode.hpp)
+// for elements of 8 and 16 bits, eight elements of a lane at a time:
+//   1. the interleaved tokens are copied lane by lane (8 x 8 byte
+//      transposes), so that a lane's next eight tokens are one load;
+//   2. each token's meaning is computed, not looked up (hybrid_untoken:
+//      base and raw-bit count from the split; AVX2's gathers are slow on
+//      many x86 cores), the eight raw-bit positions are a prefix sum of the
+//      counts, and the eight raw fields are cut from a 16-byte window of
+//      the bit stream by a byte shuffle and variable shifts;
+//   3. the predictor: the center plus the difference, a prefix sum of the
+//      differences (previous element), or the center with repeat tokens
+//      copying the element before them (a segmented copy in three steps).
+// The only chain between chunks is the bit position and the previous
+// element. A lane's last elements (fewer than eight) take the serial
+// loop's steps, and so does the rest of a corrupt section once the
+// position has passed its end. Elements and
+// verdict are reconstruct_hybrid_serial's: tests/test_hd_algo.cpp
+// compares them on valid and corrupt sections for every split and
+// predictor, u8, u16 and i16.
+#include "reconstruct_avx2.hpp"
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "core/byte_io.hpp"
+
+// AVX2 for the functions defined below only (rans_avx2.cpp says why not
+// -mavx2 for the file); the header code above stays portable.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2")
+#endif
+
+namespace mans::cpu {
+
+using detail::HybridReconstructArgs;
+using detail::LaneLayout;
+using detail::Predictor;
+
+namespace {
+
+inline void store_half(std::uint8_t* p, __m128i v) { _mm_storel_epi64(reinterpret_cast<__m128i*>(p), v); }
+inline void store_high_half(std::uint8_t* p, __m128i v) {
+    _mm_storeh_pd(reinterpret_cast<double*>(p), _mm_castsi128_pd(v));
+}
+
+// out[j * seg + t] = tokens[t * lanes + j]: whole 8 x 8 tiles of the full
+// steps by byte unpacks, the rest one token at a time.
+void tokens_by_lane(const std::uint8_t* tokens, const LaneLayout& lay, std::uint8_t* out) {
+    const unsigned lanes = lay.lanes;
+    const std::size_t seg = lay.seg, full = lay.full_steps();
+    std::size_t done = 0;  // steps copied for every lane
+    if (lanes >= 8) {
+        for (; done + 8 <= full; done += 8)
+            for (unsigned j = 0; j < lanes; j += 8) {
+                const std::uint8_t* in = tokens + done * lanes + j;
+                __m128i r[8];
+                for (unsigned k = 0; k < 8; ++k)
+                    r[k] = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(in + k * lanes));
+                const __m128i a0 = _mm_unpacklo_epi8(r[0], r[1]), a1 = _mm_unpacklo_epi8(r[2], r[3]);
+                const __m128i a2 = _mm_unpacklo_epi8(r[4], r[5]), a3 = _mm_unpacklo_epi8(r[6], r[7]);
+                const __m128i b0 = _mm_unpacklo_epi16(a0, a1), b1 = _mm_unpackhi_epi16(a0, a1);  // steps 0-3
+                const __m128i b2 = _mm_unpacklo_epi16(a2, a3), b3 = _mm_unpackhi_epi16(a2, a3);  // steps 4-7
+                const __m128i c[4] = {_mm_unpacklo_epi32(b0, b2), _mm_unpackhi_epi32(b0, b2),
+                                      _mm_unpacklo_epi32(b1, b3), _mm_unpackhi_epi32(b1, b3)};
+                for (unsigned k = 0; k < 4; ++k) {  // c[k]: lanes j + 2k and j + 2k + 1
+                    store_half(out + (j + 2 * k) * seg + done, c[k]);
+                    store_high_half(out + (j + 2 * k + 1) * seg + done, c[k]);
+                }
+            }
+    }
+    for (unsigned j = 0; j < lanes; ++j) {
+        const std::size_t len = lay.lane_len(j);
+        for (std::size_t t = done; t < len; ++t) out[j * seg + t] = tokens[t * lanes + j];
+    }
+}
+
+// Inclusive prefix sum of eight 32-bit values.
+inline __m256i prefix_sum(__m256i v) {
+    v = _mm256_add_epi32(v, _mm256_slli_si256(v, 4));
+    v = _mm256_add_epi32(v, _mm256_slli_si256(v, 8));
+    const __m256i low_total = _mm256_shuffle_epi32(v, 0xFF);  // element 3 of each half
+    return _mm256_add_epi32(v, _mm256_permute2x128_si256(low_total, low_total, 0x08));  // to the high half
+}
+
+inline __m256i broadcast_last(__m256i v) { return _mm256_permutevar8x32_epi32(v, _mm256_set1_epi32(7)); }
+
+// v shifted up by d elements, the first d taken from `fill`.
+template <int kD>
+inline __m256i shift_up(__m256i v, __m256i fill) {
+    const __m256i idx = _mm256_setr_epi32(0 - kD, 1 - kD, 2 - kD, 3 - kD, 4 - kD, 5 - kD, 6 - kD, 7 - kD);
+    return _mm256_blend_epi32(_mm256_permutevar8x32_epi32(v, _mm256_max_epi32(idx, _mm256_setzero_si256())), fill,
+                              (1 << kD) - 1);
+}
+
+template <typename U, Predictor kPred>
+bool reconstruct(const HybridReconstructArgs& a) {
+    constexpr unsigned B = 8 * sizeof(U);
+    static_assert(B <= 16, "raw fields of up to 15 bits: eight of them and a shift fit in 16 bytes");
+    const LaneLayout& lay = a.lay;
+    const unsigned s = a.split.s, m = a.split.m;
+    const unsigned count = detail::hybrid_token_count(a.split, B);  // the repeat token, if any
+    tokens_by_lane(a.tokens, lay, a.lane_tokens);
+
+    // The serial loop's steps, for the tails.
+    std::uint32_t base[256];
+    std::uint8_t nraw[256];
+    std::uint32_t all_ok = 1, tok_ok[256];
+    for (unsigned t = 0; t < 256; ++t) {
+        const detail::HybridTokenInfo ti = detail::hybrid_token_info<U, kPred>(t, a.split);
+        base[t] = static_cast<std::uint32_t>(ti.base);
+        nraw[t] = static_cast<std::uint8_t>(ti.nraw);
+        tok_ok[t] = ti.ok;
+    }
+    const std::uint32_t raw_center = static_cast<std::uint32_t>(a.center ^ a.flip);
+    const std::uint8_t* bits = a.bits;
+    const std::uint32_t len = a.len;
+
+    const __m256i one = _mm256_set1_epi32(1), zero = _mm256_setzero_si256();
+    const __m256i direct_max = _mm256_set1_epi32(static_cast<int>((1u << s) - 1));
+    const __m256i direct_end = _mm256_set1_epi32(static_cast<int>(1u << s));
+    const __m256i vcount = _mm256_set1_epi32(static_cast<int>(count));
+    const __m128i mshift = _mm_cvtsi32_si128(static_cast<int>(m));
+    const __m256i mant_mask = _mm256_set1_epi32(static_cast<int>((1u << m) - 1));
+    const __m256i lead = _mm256_set1_epi32(static_cast<int>(1u << m));
+    const __m256i s_minus_m = _mm256_set1_epi32(static_cast<int>(s - m));
+    const __m256i vcenter = _mm256_set1_epi32(static_cast<int>(raw_center));
+    // Byte k of element i's 4-byte window: its first byte + k.
+    const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12,  //
+                                            0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12);
+    const __m256i byte_steps = _mm256_set1_epi32(0x03020100);
+    __m256i ok_all = _mm256_set1_epi32(-1);
+
+    // The section's last 16 bytes (or fewer) and zeros: the windows that
+    // would reach past its end read this copy, so that short sections (a
+    // u8 block has few raw bits, often none) take the vector loop too. The
+    // serial loop reads zeros past the end as well.
+    alignas(16) std::uint8_t tail[32] = {};
+    const std::uint32_t tail_start = len >= 16 ? len - 16 : 0;
+    if (len > tail_start) std::memcpy(tail, bits + tail_start, len - tail_start);
+
+    std::uint64_t pos = 0;  // bits read so far
+    for (unsigned j = 0; j < lay.lanes; ++j) {
+        const std::size_t lane_len = lay.lane_len(j);
+        const std::uint8_t* src = a.lane_tokens + static_cast<std::size_t>(j) * lay.seg;
+        std::uint8_t* dst = a.y + static_cast<std::size_t>(j) * lay.seg * sizeof(U);
+        std::uint32_t prev = raw_center;  // a lane's first element refers to the center
+        std::size_t t = 0;
+        // Eight elements at a time while the position is in the section.
+        for (; t + 8 <= lane_len && (pos >> 3) <= len; t += 8) {
+            const __m256i tok = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + t)));
+            // hybrid_untoken: tokens below 2^s are the value; above, the
+            // exponent e = s + (rel >> m), nraw = e - m, base = (2^m | mant) << nraw.
+            __m256i valid = _mm256_cmpgt_epi32(vcount, tok);
+            __m256i big = _mm256_cmpgt_epi32(tok, direct_max);
+            __m256i repeat = zero;
+            if constexpr (kPred == Predictor::center_repeat) {
+                repeat = _mm256_cmpeq_epi32(tok, vcount);
+                valid = _mm256_or_si256(valid, repeat);
+                big = _mm256_andnot_si256(repeat, big);
+            }
+            ok_all = _mm256_and_si256(ok_all, valid);
+            const __m256i rel = _mm256_sub_epi32(tok, direct_end);
+            // Invalid tokens read no bits (the verdict fails anyway): the
+            // position stays where windows can be checked.
+            const __m256i nr = _mm256_and_si256(_mm256_and_si256(big, valid),
+                                                _mm256_add_epi32(_mm256_srl_epi32(rel, mshift), s_minus_m));
+            const __m256i big_base = _mm256_sllv_epi32(_mm256_or_si256(lead, _mm256_and_si256(rel, mant_mask)), nr);
+            const __m256i vbase = _mm256_blendv_epi8(tok, big_base, big);
+
+            const __m256i ends = prefix_sum(nr);
+            const __m256i starts = _mm256_add_epi32(_mm256_sub_epi32(ends, nr),
+                                                    _mm256_set1_epi32(static_cast<int>(pos & 7)));
+            const __m256i first_byte = _mm256_srli_epi32(starts, 3);  // at most byte 14 of the window
+            const __m256i idx = _mm256_add_epi32(_mm256_shuffle_epi8(first_byte, spread), byte_steps);
+            // The eight fields end by bit 7 + 8 * 15 < 128 of the window:
+            // a 4-byte word that reaches past its 16 bytes (wrapping to its
+            // start) has only bits above the field there, masked off below.
+            const std::uint64_t at = pos >> 3;
+            const std::uint8_t* w = at + 16 <= len ? bits + at : tail + (at - tail_start);  // at most tail + 16
+            const __m256i window = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
+            const __m256i word = _mm256_shuffle_epi8(window, idx);
+            const __m256i raw = _mm256_and_si256(_mm256_srlv_epi32(word, _mm256_and_si256(starts, _mm256_set1_epi32(7))),
+                                                 _mm256_sub_epi32(_mm256_sllv_epi32(one, nr), one));
+            const __m256i v = _mm256_or_si256(vbase, raw);
+            const __m256i diff = _mm256_xor_si256(_mm256_srli_epi32(v, 1), _mm256_sub_epi32(zero, _mm256_and_si256(v, one)));
+            const __m256i vprev = _mm256_set1_epi32(static_cast<int>(prev));
+            __m256i u;
+            if constexpr (kPred == Predictor::lane_previous) {
+                u = _mm256_add_epi32(vprev, prefix_sum(diff));
+            } else if constexpr (kPred == Predictor::center_repeat) {
+                // A repeat copies the element before it. In three doubling
+                // steps an element still marked takes the value d places
+                // back, and stays marked while that one is; those marked at
+                // the end follow only repeats in this chunk: they take the
+                // previous chunk's last element.
+                u = _mm256_add_epi32(vcenter, diff);
+                __m256i r = repeat;
+                u = _mm256_blendv_epi8(u, shift_up<1>(u, vprev), r);
+                r = _mm256_and_si256(r, shift_up<1>(r, zero));
+                u = _mm256_blendv_epi8(u, shift_up<2>(u, vprev), r);
+                r = _mm256_and_si256(r, shift_up<2>(r, zero));
+                u = _mm256_blendv_epi8(u, shift_up<4>(u, vprev), r);
+                r = _mm256_and_si256(r, shift_up<4>(r, zero));
+                u = _mm256_blendv_epi8(u, vprev, r);
+            } else {
+                u = _mm256_add_epi32(vcenter, diff);
+            }
+            prev = static_cast<std::uint32_t>(_mm256_cvtsi256_si32(broadcast_last(u)));
+            pos += static_cast<std::uint32_t>(_mm256_cvtsi256_si32(broadcast_last(ends)));
+            // The low B bits of each element, in order.
+            if constexpr (B == 16) {
+                const __m256i words = _mm256_shuffle_epi8(
+                    u, _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1,  //
+                                        0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1));
+                _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + t * 2),
+                                 _mm256_castsi256_si128(_mm256_permute4x64_epi64(words, 0x08)));
+            } else {
+                const __m256i bytes = _mm256_shuffle_epi8(
+                    u, _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,  //
+                                        0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1));
+                const __m128i packed =
+                    _mm_unpacklo_epi32(_mm256_castsi256_si128(bytes), _mm256_extracti128_si256(bytes, 1));
+                _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + t), packed);
+            }
+        }
+        for (; t < lane_len; ++t) {  // reconstruct_hybrid_serial's step
+            const unsigned tk = src[t];
+            all_ok &= tok_ok[tk];
+            const unsigned nr = nraw[tk];
+            const std::uint64_t byte = pos >> 3;
+            std::uint64_t word = 0;
+            if (byte + 8 <= len) {
+                word = detail::load_le<std::uint64_t>(bits + byte);
+            } else {
+                for (std::uint64_t k = byte; k < len; ++k) word |= std::uint64_t{bits[k]} << (8 * (k - byte));
+            }
+            const std::uint32_t v = base[tk] | (static_cast<std::uint32_t>(word >> (pos & 7)) & ((1u << nr) - 1u));
+            pos += nr;
+            const std::uint32_t diff = (v >> 1) ^ (0u - (v & 1u));
+            std::uint32_t u = (kPred == Predictor::lane_previous ? prev : raw_center) + diff;
+            if (kPred == Predictor::center_repeat) u = tk == count ? prev : u;
+            prev = u;
+            detail::store_le<U>(dst + t * sizeof(U), static_cast<U>(u));
+        }
+    }
+    const bool vector_ok = _mm256_movemask_epi8(ok_all) == -1;
+    const std::uint64_t end_bits = 8 * static_cast<std::uint64_t>(len);
+    return all_ok != 0 && vector_ok && pos <= end_bits && (pos + 7) / 8 == len;
+}
+
+template <typename U>
+bool reconstruct_with(const HybridReconstructArgs& a) {
+    switch (a.pred) {
+        case Predictor::center: return reconstruct<U, Predictor::center>(a);
+        case Predictor::lane_previous: return reconstruct<U, Predictor::lane_previous>(a);
+        case Predictor::center_repeat: return reconstruct<U, Predictor::center_repeat>(a);
+    }
+    return false;
+}
+
+}  // namespace
+
+bool reconstruct_hybrid_avx2(const HybridReconstructArgs& a) {
+    return a.esize == 1 ? reconstruct_with<std::uint8_t>(a) : reconstruct_with<std::uint16_t>(a);
+}
+
+}  // namespace mans::cpu
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
