@@ -44,9 +44,7 @@ using detail::Predictor;
 namespace {
 
 inline void store_half(std::uint8_t* p, __m128i v) { _mm_storel_epi64(reinterpret_cast<__m128i*>(p), v); }
-inline void store_high_half(std::uint8_t* p, __m128i v) {
-    _mm_storeh_pd(reinterpret_cast<double*>(p), _mm_castsi128_pd(v));
-}
+inline void store_high_half(std::uint8_t* p, __m128i v) { store_half(p, _mm_unpackhi_epi64(v, v)); }
 
 // out[j * seg + t] = tokens[t * lanes + j]: whole 8 x 8 tiles of the full
 // steps by byte unpacks, the rest one token at a time.
