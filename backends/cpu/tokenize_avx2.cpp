@@ -7,7 +7,10 @@
 //      count of leading zeros AVX2 lacks;
 //   2. in element order: the token into its interleaved slot and the raw
 //      bits appended to the bit stream, the serial loop of
-//      tokenize_hybrid_serial (with BMI2's shifts).
+//      tokenize_hybrid_serial (with BMI2's shifts). For 8- and 16-bit
+//      elements (raw fields of at most 15 bits) pass 1 does this itself
+//      for its eight elements: the fields joined into two strings of at
+//      most 60 bits by 64-bit shifts, two appends instead of eight.
 // Pass 1 was most of the tokenizer's instructions; the bytes are the
 // same (tests/test_hd_algo.cpp compares them for every split and
 // predictor, u8, i8, u16, i16, u32 and i32).
@@ -66,6 +69,26 @@ __m256i floor_log2(__m256i x) {
     }
 }
 
+// Eight raw fields of at most 15 bits (32-bit lanes, `nr` bits each) as
+// two bit strings in element order: elements 0-3 in out[0], 4-7 in out[1],
+// of out_bits[0] and out_bits[1] (at most 60) bits.
+inline void join_fields(__m256i bits, __m256i nr, std::uint64_t out[2], unsigned out_bits[2]) {
+    const __m256i low32 = _mm256_set1_epi64x(0xFFFFFFFF);
+    // Pairs, in 64-bit lanes: even | odd << n_even.
+    const __m256i n_even = _mm256_and_si256(nr, low32);
+    const __m256i pairs =
+        _mm256_or_si256(_mm256_and_si256(bits, low32), _mm256_sllv_epi64(_mm256_srli_epi64(bits, 32), n_even));
+    const __m256i pair_bits = _mm256_add_epi64(n_even, _mm256_srli_epi64(nr, 32));
+    // Fours, in the low 64-bit lane of each half: pair 0 | pair 1 << its bits.
+    const __m256i fours = _mm256_or_si256(
+        pairs, _mm256_sllv_epi64(_mm256_unpackhi_epi64(pairs, pairs), _mm256_unpacklo_epi64(pair_bits, pair_bits)));
+    const __m256i four_bits = _mm256_add_epi64(pair_bits, _mm256_unpackhi_epi64(pair_bits, pair_bits));
+    out[0] = static_cast<std::uint64_t>(_mm256_extract_epi64(fours, 0));
+    out[1] = static_cast<std::uint64_t>(_mm256_extract_epi64(fours, 2));
+    out_bits[0] = static_cast<unsigned>(_mm256_extract_epi64(four_bits, 0));
+    out_bits[1] = static_cast<unsigned>(_mm256_extract_epi64(four_bits, 2));
+}
+
 template <typename U, Predictor kPred>
 std::size_t tokenize(const HybridTokenizeArgs& a) {
     constexpr unsigned B = Elem<U>::B;
@@ -122,14 +145,30 @@ std::size_t tokenize(const HybridTokenizeArgs& a) {
                 }
                 // v's low nr bits (a count of 32 shifts everything out)
                 const __m256i bits = _mm256_and_si256(v, _mm256_srlv_epi32(ones, _mm256_sub_epi32(v_32, nr)));
-                _mm256_store_si256(reinterpret_cast<__m256i*>(raw + t), bits);
                 // tokens (< 256) and counts (< 32) to bytes: tk0-3 nr0-3 | tk4-7 nr4-7
                 const __m256i words = _mm256_permute4x64_epi64(_mm256_packus_epi32(tk, nr), 0xD8);
                 const __m128i bytes =
                     _mm_packus_epi16(_mm256_castsi256_si128(words), _mm256_extracti128_si256(words, 1));
-                _mm_storel_epi64(reinterpret_cast<__m128i*>(tok + t), bytes);
-                _mm_storel_epi64(reinterpret_cast<__m128i*>(nraw + t), _mm_srli_si128(bytes, 8));
+                if constexpr (B <= 16) {
+                    // Fields of at most 15 bits: joined in pairs, then in
+                    // fours (at most 60 bits), two appends per 8 elements;
+                    // the tokens straight to their interleaved slots.
+                    std::uint64_t toks = static_cast<std::uint64_t>(_mm_cvtsi128_si64(bytes));
+                    for (unsigned k = 0; k < 8; ++k, toks >>= 8)
+                        tok_out[(c0 + t + k) * lanes] = static_cast<std::uint8_t>(toks);
+                    std::uint64_t joined[2];
+                    unsigned joined_bits[2];
+                    join_fields(bits, nr, joined, joined_bits);
+                    packer.put_wide(joined[0], joined_bits[0]);
+                    packer.put_wide(joined[1], joined_bits[1]);
+                } else {
+                    _mm256_store_si256(reinterpret_cast<__m256i*>(raw + t), bits);
+                    _mm_storel_epi64(reinterpret_cast<__m128i*>(tok + t), bytes);
+                    _mm_storel_epi64(reinterpret_cast<__m128i*>(nraw + t), _mm_srli_si128(bytes, 8));
+                }
             }
+            std::size_t emitted = 0;  // elements of this chunk already in the tokens and bits
+            if constexpr (B <= 16) emitted = t;
             if (t) prev = static_cast<std::uint32_t>(load_le<U>(s + (t - 1) * sizeof(U)));
             for (; t < cn; ++t) {  // the chunk's last elements, one at a time
                 const std::uint32_t u = static_cast<std::uint32_t>(load_le<U>(s + t * sizeof(U)));
@@ -139,7 +178,7 @@ std::size_t tokenize(const HybridTokenizeArgs& a) {
                 prev = u;
             }
             // Pass 2: in element order, as tokenize_hybrid_serial.
-            for (std::size_t k = 0; k < cn; ++k) {
+            for (std::size_t k = emitted; k < cn; ++k) {
                 tok_out[(c0 + k) * lanes] = tok[k];
                 packer.put(raw[k], nraw[k]);
             }

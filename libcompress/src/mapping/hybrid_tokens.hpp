@@ -317,6 +317,17 @@ struct HostBitPacker {
         acc >>= fill & 56u;
         fill &= 7u;
     }
+    // bits < 2^n, n <= 64 - 7: put's steps, and the bits shifted out of
+    // the 64-bit accumulator (when fill + n > 64) become the next one.
+    void put_wide(std::uint64_t bits, unsigned n) {
+        const std::uint64_t spill = (bits >> 1) >> (63 - fill);  // bits >> (64 - fill), 0 when fill is 0
+        acc |= bits << fill;
+        store_le<std::uint64_t>(out, acc);
+        const unsigned total = fill + n;
+        out += total >> 3;
+        acc = total >= 64 ? spill : acc >> (total & 56u);
+        fill = total & 7u;
+    }
     // The end of the written bytes, the last partial byte included.
     std::uint8_t* finish() {
         if (fill) *out++ = static_cast<std::uint8_t>(acc);
