@@ -90,12 +90,19 @@ inline __m256i mulhi_epu32(__m256i x, __m256i r) {
 }
 
 // Context index of 8 previous tokens (one per 32-bit lane): their bit length
-// capped at 7 and at K-1 (token_class8). Compares instead of a table gather:
-// gathers are slow on several x86 cores.
+// capped at 7 and at K-1 (token_class8). Byte shuffles instead of a table
+// gather: gathers are slow on several x86 cores.
 inline __m256i context_of(__m256i prev, __m256i max_ctx) {
-    __m256i c = _mm256_setzero_si256();
-    for (int bound : {1, 2, 4, 8, 16, 32, 64})  // cmpgt yields -1 where prev >= bound
-        c = _mm256_sub_epi32(c, _mm256_cmpgt_epi32(prev, _mm256_set1_epi32(bound - 1)));
+    // Bit length of the low nibble, and 4 + that of the high one (capped
+    // at 7) where it is not zero: byte lookups (the lanes' upper bytes are
+    // zero and look up 0).
+    const __m256i low_len = _mm256_setr_epi8(0, 1, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4,  //
+                                             0, 1, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4);
+    const __m256i high_len = _mm256_setr_epi8(0, 5, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7,  //
+                                              0, 5, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7);
+    const __m256i nibble = _mm256_set1_epi8(0x0f);
+    const __m256i c = _mm256_max_epu8(_mm256_shuffle_epi8(low_len, _mm256_and_si256(prev, nibble)),
+                                      _mm256_shuffle_epi8(high_len, _mm256_and_si256(_mm256_srli_epi32(prev, 4), nibble)));
     return _mm256_min_epi32(c, max_ctx);
 }
 
