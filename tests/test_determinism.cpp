@@ -239,6 +239,29 @@ TEST_CASE("token stream: kernels called directly agree byte for byte", "[determi
                         CHECK(std::equal(tokens.begin(), tokens.end(), out.begin()));
                     }
                 }
+                // Damaged copies (a byte changed anywhere, or the last one
+                // cut): both decoders give the same verdict and, when they
+                // accept, the same tokens.
+                for (int d = 0; d < 4; ++d) {
+                    std::vector<std::uint8_t> bad = enc[0];
+                    if (d == 3)
+                        bad.pop_back();
+                    else
+                        bad[rng() % bad.size()] ^= static_cast<std::uint8_t>(1 + rng() % 255);
+                    std::vector<std::uint8_t> out[2];
+                    bool ok[2];
+                    LaneLayout got[2]{};
+                    for (int dk = 0; dk < 2; ++dk) {
+                        ByteReader r(bad.data(), bad.size());
+                        ok[dk] = decode_token_stream(r, n, *kernels[dk], sc, out[dk], &got[dk]);
+                    }
+                    INFO("damage " << d);
+                    REQUIRE(ok[0] == ok[1]);
+                    if (ok[0]) {
+                        REQUIRE(got[0].lanes == got[1].lanes);
+                        CHECK(std::equal(out[0].begin(), out[0].begin() + got[0].slots(), out[1].begin()));
+                    }
+                }
                 ++streams;
             }
         }

@@ -632,8 +632,8 @@ void check_serial_reconstruct(std::mt19937_64& rng, std::uint64_t flip, std::uin
     using E = Elem<U>;
     // The CPU's SIMD kernel, where it has one for this width.
     const auto simd = E::B <= 16 ? cpu_backend().kernels(false).reconstruct_hybrid : nullptr;
-    // 1 to 32 lanes (lanes_for); 9,000 and 20,000 have whole 8 x 8 tiles
-    // of tokens and ragged lanes.
+    // 9,000 and 20,000 elements have whole 8 x 8 tiles of tokens and
+    // ragged lanes.
     for (std::size_t n : {std::size_t{1}, std::size_t{40}, std::size_t{3000}, std::size_t{9000}, std::size_t{20000}})
         for (unsigned s = 0; s <= 8; ++s)
             for (unsigned m = 0; m <= 4 && m <= s; ++m)
@@ -653,7 +653,10 @@ void check_serial_reconstruct(std::mt19937_64& rng, std::uint64_t flip, std::uin
                         walk += repeat ? 0 : (rng() % 4001) - 2000;
                         store_le<U>(x.data() + i * sizeof(U), static_cast<U>(walk));
                     }
-                    const LaneLayout lay = LaneLayout::make(n, lanes_for(n));
+                    // The encoder's lane count, or 2, 8 or 32 lanes (some
+                    // empty where n is small), in turn.
+                    const unsigned lane_choice[4] = {lanes_for(n), 2, 8, 32};
+                    const LaneLayout lay = LaneLayout::make(n, lane_choice[(s + m + predictor) % 4]);
                     const std::uint64_t center = rng() & E::mask;
                     std::vector<std::uint8_t> tokens(lay.slots(), 0), bits(bit_writer_bytes(n * E::B) + 8, 0);
                     std::uint32_t len = 0;
@@ -702,7 +705,7 @@ void check_serial_reconstruct(std::mt19937_64& rng, std::uint64_t flip, std::uin
                                 tok.data(), lay, flip, center, split, sizeof(U), static_cast<Predictor>(predictor),
                                 raw.data(), l, simd_got.data(), by_lane.data()});
                             REQUIRE(simd_ok == want_ok);
-                            if (want_ok) REQUIRE(simd_got == want);
+                            REQUIRE(simd_got == got);  // the serial loop's elements, rejected sections too
                             ++*simd_checked;
                         }
                         if (want_ok) {
@@ -733,6 +736,36 @@ TEST_CASE("reconstruct_hybrid_serial and the SIMD kernel decode and reject as re
     CHECK(rejected > 300);
     // The AVX2 kernel (reconstruct_avx2.cpp) saw every u8 and u16 case.
     if (cpu_backend().kernels(false).reconstruct_hybrid) CHECK(simd > 1000);
+}
+
+TEST_CASE("HostBitPacker::put_wide appends as put does, across the accumulator's end", "[hd]") {
+    // Every fill 0-7 (set by a first put), every length 0-64, random bits,
+    // then a second field: the bytes of the same fields put 16 bits at a time.
+    std::mt19937_64 rng(77);
+    for (unsigned fill = 0; fill < 8; ++fill)
+        for (unsigned n = 0; n <= 64; ++n)
+            for (int rep = 0; rep < 4; ++rep) {
+                const std::uint64_t first = rng() & ((1u << fill) - 1);
+                const std::uint64_t bits = n == 64 ? rng() : rng() & ((std::uint64_t{1} << n) - 1);
+                const std::uint32_t last = static_cast<std::uint32_t>(rng() & 0x1fff);
+                std::vector<std::uint8_t> wide(32, 0), narrow(32, 0);
+                HostBitPacker a(wide.data());
+                a.put(static_cast<std::uint32_t>(first), fill);
+                a.put_wide(bits, n);
+                a.put(last, 13);
+                const std::size_t wide_len = static_cast<std::size_t>(a.finish() - wide.data());
+                HostBitPacker b(narrow.data());
+                b.put(static_cast<std::uint32_t>(first), fill);
+                for (unsigned done = 0; done < n; done += 16) {
+                    const unsigned k = n - done < 16 ? n - done : 16;
+                    b.put(static_cast<std::uint32_t>((bits >> done) & ((1u << k) - 1)), k);
+                }
+                b.put(last, 13);
+                const std::size_t narrow_len = static_cast<std::size_t>(b.finish() - narrow.data());
+                INFO("fill " << fill << " n " << n);
+                REQUIRE(wide_len == narrow_len);
+                REQUIRE(wide == narrow);
+            }
 }
 
 TEST_CASE("team_or gives every member the OR of the ranks' values", "[hd][thread_team]") {

@@ -13,8 +13,8 @@
 // The only chain between chunks is the bit position and the previous
 // element. A lane's last elements (fewer than eight) take the serial
 // loop's steps, and so does the rest of a corrupt section once the
-// position has passed its end. Elements and
-// verdict are reconstruct_hybrid_serial's: tests/test_hd_algo.cpp
+// position has passed its end. Elements (those of a rejected section too)
+// and verdict are reconstruct_hybrid_serial's: tests/test_hd_algo.cpp
 // compares them on valid and corrupt sections for every split and
 // predictor, u8, u16 and i16.
 #include "reconstruct_avx2.hpp"
@@ -168,12 +168,14 @@ bool reconstruct(const HybridReconstructArgs& a) {
             const __m256i nr = _mm256_and_si256(_mm256_and_si256(big, valid),
                                                 _mm256_add_epi32(_mm256_srl_epi32(rel, mshift), s_minus_m));
             const __m256i big_base = _mm256_sllv_epi32(_mm256_or_si256(lead, _mm256_and_si256(rel, mant_mask)), nr);
-            const __m256i vbase = _mm256_blendv_epi8(tok, big_base, big);
+            // An invalid token's value is 0, as in the serial loop (its
+            // base is 0): the elements written before the verdict are its.
+            const __m256i vbase = _mm256_and_si256(_mm256_blendv_epi8(tok, big_base, big), valid);
 
             const __m256i ends = prefix_sum(nr);
             const __m256i starts = _mm256_add_epi32(_mm256_sub_epi32(ends, nr),
                                                     _mm256_set1_epi32(static_cast<int>(pos & 7)));
-            const __m256i first_byte = _mm256_srli_epi32(starts, 3);  // at most byte 14 of the window
+            const __m256i first_byte = _mm256_srli_epi32(starts, 3);  // at most byte 15 of the window
             const __m256i idx = _mm256_add_epi32(_mm256_shuffle_epi8(first_byte, spread), byte_steps);
             // The eight fields end by bit 7 + 8 * 15 < 128 of the window:
             // a 4-byte word that reaches past its 16 bytes (wrapping to its

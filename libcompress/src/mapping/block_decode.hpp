@@ -240,7 +240,7 @@ bool reconstruct_hybrid_serial(const std::uint8_t* tokens, const LaneLayout& lay
 // null where the CPU has none).
 struct HybridReconstructArgs {
     const std::uint8_t* tokens;  // interleaved, lay.slots() entries
-    LaneLayout lay;
+    LaneLayout lay;              // lanes a power of two up to kMaxLanes, as every stream's
     std::uint64_t flip, center;
     HybridSplit split;
     unsigned esize;  // 1 or 2

@@ -317,8 +317,8 @@ struct HostBitPacker {
         acc >>= fill & 56u;
         fill &= 7u;
     }
-    // bits < 2^n, n <= 64 - 7: put's steps, and the bits shifted out of
-    // the 64-bit accumulator (when fill + n > 64) become the next one.
+    // bits < 2^n, n <= 64: put's steps, and the bits shifted out of the
+    // 64-bit accumulator (when fill + n > 64) become the next one.
     void put_wide(std::uint64_t bits, unsigned n) {
         const std::uint64_t spill = (bits >> 1) >> (63 - fill);  // bits >> (64 - fill), 0 when fill is 0
         acc |= bits << fill;
