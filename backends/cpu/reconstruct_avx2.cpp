@@ -1,5 +1,7 @@
 // reconstruct_avx2.cpp - reconstruct_hybrid_serial (mapping/block_decode.hpp)
-// for elements of 8 and 16 bits, eight elements of a lane at a time:
+// for elements of 8 and 16 bits, eight elements of a lane at a time (32-bit
+// elements four at a time in 64-bit lanes, their fields having up to 31
+// bits):
 //   1. the interleaved tokens are copied lane by lane (8 x 8 byte
 //      transposes), so that a lane's next eight tokens are one load;
 //   2. each token's meaning is computed, not looked up (hybrid_untoken:
@@ -16,7 +18,7 @@
 // position has passed its end. Elements (those of a rejected section too)
 // and verdict are reconstruct_hybrid_serial's: tests/test_hd_algo.cpp
 // compares them on valid and corrupt sections for every split and
-// predictor, u8, u16 and i16.
+// predictor, u8, u16, i16, u32 and i32.
 #include "reconstruct_avx2.hpp"
 
 #include <immintrin.h>
@@ -87,6 +89,22 @@ inline __m256i prefix_sum(__m256i v) {
 
 inline __m256i broadcast_last(__m256i v) { return _mm256_permutevar8x32_epi32(v, _mm256_set1_epi32(7)); }
 
+// Inclusive prefix sum of four 64-bit values.
+inline __m256i prefix_sum64(__m256i v) {
+    v = _mm256_add_epi64(v, _mm256_slli_si256(v, 8));
+    const __m256i low_total = _mm256_permute4x64_epi64(v, 0x55);  // element 1 everywhere
+    return _mm256_add_epi64(v, _mm256_blend_epi32(_mm256_setzero_si256(), low_total, 0xF0));
+}
+
+// Four 64-bit values shifted up by d elements, the first d taken from `fill`.
+template <int kD>
+inline __m256i shift_up64(__m256i v, __m256i fill) {
+    static_assert(kD == 1 || kD == 2, "");
+    const __m256i moved = kD == 1 ? _mm256_permute4x64_epi64(v, 0x90)   // v0 v0 v1 v2
+                                  : _mm256_permute4x64_epi64(v, 0x40);  // v0 v0 v0 v1
+    return _mm256_blend_epi32(moved, fill, kD == 1 ? 0x03 : 0x0F);
+}
+
 // v shifted up by d elements, the first d taken from `fill`.
 template <int kD>
 inline __m256i shift_up(__m256i v, __m256i fill) {
@@ -98,7 +116,7 @@ inline __m256i shift_up(__m256i v, __m256i fill) {
 template <typename U, Predictor kPred>
 bool reconstruct(const HybridReconstructArgs& a) {
     constexpr unsigned B = 8 * sizeof(U);
-    static_assert(B <= 16, "raw fields of up to 15 bits: eight of them and a shift fit in 16 bytes");
+    static_assert(B <= 16 || B == 32, "8-, 16- and 32-bit elements");
     const LaneLayout& lay = a.lay;
     const unsigned s = a.split.s, m = a.split.m;
     const unsigned count = detail::hybrid_token_count(a.split, B);  // the repeat token, if any
@@ -133,13 +151,30 @@ bool reconstruct(const HybridReconstructArgs& a) {
     const __m256i byte_steps = _mm256_set1_epi32(0x03020100);
     __m256i ok_all = _mm256_set1_epi32(-1);
 
-    // The section's last 16 bytes (or fewer) and zeros: the windows that
-    // would reach past its end read this copy, so that short sections (a
-    // u8 block has few raw bits, often none) take the vector loop too. The
-    // serial loop reads zeros past the end as well.
-    alignas(16) std::uint8_t tail[32] = {};
-    const std::uint32_t tail_start = len >= 16 ? len - 16 : 0;
+    // The section's last 32 bytes (or fewer) and zeros: the windows (16
+    // bytes, 32 for 32-bit elements) that would reach past its end read
+    // this copy, so that short sections (a u8 block has few raw bits, often
+    // none) take the vector loops too. The serial loop reads zeros past the
+    // end as well.
+    alignas(16) std::uint8_t tail[64] = {};
+    const std::uint32_t tail_start = len >= 32 ? len - 32 : 0;
     if (len > tail_start) std::memcpy(tail, bits + tail_start, len - tail_start);
+    const auto window = [&](std::uint64_t at, unsigned bytes) {  // at <= len: at most tail + 32
+        return at + bytes <= len ? bits + at : tail + (at - tail_start);
+    };
+    // 32-bit elements: four at a time in 64-bit lanes.
+    const __m256i one64 = _mm256_set1_epi64x(1);
+    const __m256i direct_max64 = _mm256_set1_epi64x(static_cast<long long>((1u << s) - 1));
+    const __m256i direct_end64 = _mm256_set1_epi64x(static_cast<long long>(1u << s));
+    const __m256i vcount64 = _mm256_set1_epi64x(count);
+    const __m256i mant_mask64 = _mm256_set1_epi64x((1u << m) - 1);
+    const __m256i lead64 = _mm256_set1_epi64x(1u << m);
+    const __m256i s_minus_m64 = _mm256_set1_epi64x(static_cast<long long>(s) - m);
+    const __m256i vcenter64 = _mm256_set1_epi64x(raw_center);
+    const __m256i spread64 = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 8, 8, 8, 8, 8, 8, 8, 8,  //
+                                              0, 0, 0, 0, 0, 0, 0, 0, 8, 8, 8, 8, 8, 8, 8, 8);
+    const __m256i byte_steps64 = _mm256_set1_epi64x(0x0706050403020100);
+    const __m256i to_high = _mm256_set1_epi8(0x70), sixteen = _mm256_set1_epi8(16);
 
     std::uint64_t pos = 0;  // bits read so far
     for (unsigned j = 0; j < lay.lanes; ++j) {
@@ -148,8 +183,74 @@ bool reconstruct(const HybridReconstructArgs& a) {
         std::uint8_t* dst = a.y + static_cast<std::size_t>(j) * lay.seg * sizeof(U);
         std::uint32_t prev = raw_center;  // a lane's first element refers to the center
         std::size_t t = 0;
+        if constexpr (B == 32)
+            for (; t + 4 <= lane_len && (pos >> 3) <= len; t += 4) {
+                // As below, four elements in 64-bit lanes: fields of up to
+                // 31 bits end by bit 7 + 4 * 31 < 136, a field's 8-byte
+                // word starts by byte 12 of a 32-byte window (indices
+                // 16-31 from its upper half: a byte with its top bit set
+                // selects zero).
+                std::uint32_t four;
+                std::memcpy(&four, src + t, 4);
+                const __m256i tok = _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(static_cast<int>(four)));
+                __m256i valid = _mm256_cmpgt_epi64(vcount64, tok);
+                __m256i big = _mm256_cmpgt_epi64(tok, direct_max64);
+                __m256i repeat = zero;
+                if constexpr (kPred == Predictor::center_repeat) {
+                    repeat = _mm256_cmpeq_epi64(tok, vcount64);
+                    valid = _mm256_or_si256(valid, repeat);
+                    big = _mm256_andnot_si256(repeat, big);
+                }
+                ok_all = _mm256_and_si256(ok_all, valid);
+                const __m256i rel = _mm256_sub_epi64(tok, direct_end64);
+                const __m256i nr = _mm256_and_si256(_mm256_and_si256(big, valid),
+                                                    _mm256_add_epi64(_mm256_srl_epi64(rel, mshift), s_minus_m64));
+                const __m256i big_base =
+                    _mm256_sllv_epi64(_mm256_or_si256(lead64, _mm256_and_si256(rel, mant_mask64)), nr);
+                const __m256i vbase = _mm256_and_si256(_mm256_blendv_epi8(tok, big_base, big), valid);
+
+                const __m256i ends = prefix_sum64(nr);
+                const __m256i starts = _mm256_add_epi64(_mm256_sub_epi64(ends, nr),
+                                                        _mm256_set1_epi64x(static_cast<long long>(pos & 7)));
+                const __m256i first_byte = _mm256_srli_epi64(starts, 3);
+                const __m256i idx = _mm256_add_epi64(_mm256_shuffle_epi8(first_byte, spread64), byte_steps64);
+                const std::uint8_t* w = window(pos >> 3, 32);
+                const __m256i lo = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
+                const __m256i hi =
+                    _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 16)));
+                const __m256i word = _mm256_or_si256(_mm256_shuffle_epi8(lo, _mm256_adds_epu8(idx, to_high)),
+                                                     _mm256_shuffle_epi8(hi, _mm256_sub_epi8(idx, sixteen)));
+                const __m256i raw =
+                    _mm256_and_si256(_mm256_srlv_epi64(word, _mm256_and_si256(starts, _mm256_set1_epi64x(7))),
+                                     _mm256_sub_epi64(_mm256_sllv_epi64(one64, nr), one64));
+                const __m256i v = _mm256_or_si256(vbase, raw);
+                // Only the low 32 bits of each lane are kept: sums mod 2^32.
+                const __m256i diff =
+                    _mm256_xor_si256(_mm256_srli_epi64(v, 1), _mm256_sub_epi64(zero, _mm256_and_si256(v, one64)));
+                const __m256i vprev = _mm256_set1_epi64x(prev);
+                __m256i u;
+                if constexpr (kPred == Predictor::lane_previous) {
+                    u = _mm256_add_epi64(vprev, prefix_sum64(diff));
+                } else if constexpr (kPred == Predictor::center_repeat) {
+                    u = _mm256_add_epi64(vcenter64, diff);  // the repeat copy as below, in two steps
+                    __m256i r = repeat;
+                    u = _mm256_blendv_epi8(u, shift_up64<1>(u, vprev), r);
+                    r = _mm256_and_si256(r, shift_up64<1>(r, zero));
+                    u = _mm256_blendv_epi8(u, shift_up64<2>(u, vprev), r);
+                    r = _mm256_and_si256(r, shift_up64<2>(r, zero));
+                    u = _mm256_blendv_epi8(u, vprev, r);
+                } else {
+                    u = _mm256_add_epi64(vcenter64, diff);
+                }
+                const __m256i last = _mm256_permute4x64_epi64(u, 0xFF);
+                prev = static_cast<std::uint32_t>(_mm256_cvtsi256_si32(last));
+                pos += static_cast<std::uint64_t>(_mm256_extract_epi64(ends, 3));
+                const __m256i low_dwords = _mm256_permutevar8x32_epi32(u, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6));
+                _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + t * 4), _mm256_castsi256_si128(low_dwords));
+            }
         // Eight elements at a time while the position is in the section.
-        for (; t + 8 <= lane_len && (pos >> 3) <= len; t += 8) {
+        if constexpr (B <= 16)
+            for (; t + 8 <= lane_len && (pos >> 3) <= len; t += 8) {
             const __m256i tok = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + t)));
             // hybrid_untoken: tokens below 2^s are the value; above, the
             // exponent e = s + (rel >> m), nraw = e - m, base = (2^m | mant) << nraw.
@@ -180,10 +281,9 @@ bool reconstruct(const HybridReconstructArgs& a) {
             // The eight fields end by bit 7 + 8 * 15 < 128 of the window:
             // a 4-byte word that reaches past its 16 bytes (wrapping to its
             // start) has only bits above the field there, masked off below.
-            const std::uint64_t at = pos >> 3;
-            const std::uint8_t* w = at + 16 <= len ? bits + at : tail + (at - tail_start);  // at most tail + 16
-            const __m256i window = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
-            const __m256i word = _mm256_shuffle_epi8(window, idx);
+            const __m256i win = _mm256_broadcastsi128_si256(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(window(pos >> 3, 16))));
+            const __m256i word = _mm256_shuffle_epi8(win, idx);
             const __m256i raw = _mm256_and_si256(_mm256_srlv_epi32(word, _mm256_and_si256(starts, _mm256_set1_epi32(7))),
                                                  _mm256_sub_epi32(_mm256_sllv_epi32(one, nr), one));
             const __m256i v = _mm256_or_si256(vbase, raw);
@@ -266,7 +366,11 @@ bool reconstruct_with(const HybridReconstructArgs& a) {
 }  // namespace
 
 bool reconstruct_hybrid_avx2(const HybridReconstructArgs& a) {
-    return a.esize == 1 ? reconstruct_with<std::uint8_t>(a) : reconstruct_with<std::uint16_t>(a);
+    switch (a.esize) {
+        case 1: return reconstruct_with<std::uint8_t>(a);
+        case 2: return reconstruct_with<std::uint16_t>(a);
+        default: return reconstruct_with<std::uint32_t>(a);
+    }
 }
 
 }  // namespace mans::cpu

@@ -1,5 +1,5 @@
 // reconstruct_avx2.hpp - the hybrid-token mapping's decoder for elements
-// of 8 and 16 bits with AVX2 (built for it in its own translation unit,
+// of 8, 16 and 32 bits with AVX2 (built for it in its own translation unit,
 // called only after run-time detection). It gives
 // reconstruct_hybrid_serial's elements and verdict exactly.
 #pragma once

@@ -30,7 +30,7 @@ struct RansKernels {
     // of up to 32 bits (tokenize_hybrid_serial's bytes; returns the raw-bit
     // bytes), or null: tokenize_hybrid_serial itself.
     std::size_t (*tokenize_hybrid)(const HybridTokenizeArgs&);
-    // Its inverse for elements of up to 16 bits (reconstruct_hybrid_serial's
+    // Its inverse for elements of up to 32 bits (reconstruct_hybrid_serial's
     // elements and verdict), or null: reconstruct_hybrid_serial itself.
     bool (*reconstruct_hybrid)(const HybridReconstructArgs&);
 };

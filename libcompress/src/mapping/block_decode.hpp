@@ -243,7 +243,7 @@ struct HybridReconstructArgs {
     LaneLayout lay;              // lanes a power of two up to kMaxLanes, as every stream's
     std::uint64_t flip, center;
     HybridSplit split;
-    unsigned esize;  // 1 or 2
+    unsigned esize;  // 1, 2 or 4
     Predictor pred;
     const std::uint8_t* bits;
     std::uint32_t len;
@@ -412,7 +412,7 @@ private:
         return with_predictor(static_cast<Predictor>(pred), [&](auto p) {
 #if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
             if constexpr (std::is_same_v<Team, SoloTeam> && E::B <= 32) {  // the CPU's decode_block
-                if constexpr (HasHybridReconstructor<Scratch>::value && E::B <= 16) {
+                if constexpr (HasHybridReconstructor<Scratch>::value) {
                     if (const auto reconstruct = sc_.hybrid_reconstructor())  // the CPU's SIMD kernel
                         return reconstruct(HybridReconstructArgs{tokens_, lay, flip_, c, split, sizeof(U),
                                                                  decltype(p)::value, bits, len, y_,
