@@ -251,83 +251,85 @@ bool reconstruct(const HybridReconstructArgs& a) {
         // Eight elements at a time while the position is in the section.
         if constexpr (B <= 16)
             for (; t + 8 <= lane_len && (pos >> 3) <= len; t += 8) {
-            const __m256i tok = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + t)));
-            // hybrid_untoken: tokens below 2^s are the value; above, the
-            // exponent e = s + (rel >> m), nraw = e - m, base = (2^m | mant) << nraw.
-            __m256i valid = _mm256_cmpgt_epi32(vcount, tok);
-            __m256i big = _mm256_cmpgt_epi32(tok, direct_max);
-            __m256i repeat = zero;
-            if constexpr (kPred == Predictor::center_repeat) {
-                repeat = _mm256_cmpeq_epi32(tok, vcount);
-                valid = _mm256_or_si256(valid, repeat);
-                big = _mm256_andnot_si256(repeat, big);
-            }
-            ok_all = _mm256_and_si256(ok_all, valid);
-            const __m256i rel = _mm256_sub_epi32(tok, direct_end);
-            // Invalid tokens read no bits (the verdict fails anyway): the
-            // position stays where windows can be checked.
-            const __m256i nr = _mm256_and_si256(_mm256_and_si256(big, valid),
-                                                _mm256_add_epi32(_mm256_srl_epi32(rel, mshift), s_minus_m));
-            const __m256i big_base = _mm256_sllv_epi32(_mm256_or_si256(lead, _mm256_and_si256(rel, mant_mask)), nr);
-            // An invalid token's value is 0, as in the serial loop (its
-            // base is 0): the elements written before the verdict are its.
-            const __m256i vbase = _mm256_and_si256(_mm256_blendv_epi8(tok, big_base, big), valid);
+                const __m256i tok = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + t)));
+                // hybrid_untoken: tokens below 2^s are the value; above, the
+                // exponent e = s + (rel >> m), nraw = e - m, base = (2^m | mant) << nraw.
+                __m256i valid = _mm256_cmpgt_epi32(vcount, tok);
+                __m256i big = _mm256_cmpgt_epi32(tok, direct_max);
+                __m256i repeat = zero;
+                if constexpr (kPred == Predictor::center_repeat) {
+                    repeat = _mm256_cmpeq_epi32(tok, vcount);
+                    valid = _mm256_or_si256(valid, repeat);
+                    big = _mm256_andnot_si256(repeat, big);
+                }
+                ok_all = _mm256_and_si256(ok_all, valid);
+                const __m256i rel = _mm256_sub_epi32(tok, direct_end);
+                // Invalid tokens read no bits (the verdict fails anyway): the
+                // position stays where windows can be checked.
+                const __m256i nr = _mm256_and_si256(_mm256_and_si256(big, valid),
+                                                    _mm256_add_epi32(_mm256_srl_epi32(rel, mshift), s_minus_m));
+                const __m256i big_base = _mm256_sllv_epi32(_mm256_or_si256(lead, _mm256_and_si256(rel, mant_mask)), nr);
+                // An invalid token's value is 0, as in the serial loop (its
+                // base is 0): the elements written before the verdict are its.
+                const __m256i vbase = _mm256_and_si256(_mm256_blendv_epi8(tok, big_base, big), valid);
 
-            const __m256i ends = prefix_sum(nr);
-            const __m256i starts = _mm256_add_epi32(_mm256_sub_epi32(ends, nr),
-                                                    _mm256_set1_epi32(static_cast<int>(pos & 7)));
-            const __m256i first_byte = _mm256_srli_epi32(starts, 3);  // at most byte 15 of the window
-            const __m256i idx = _mm256_add_epi32(_mm256_shuffle_epi8(first_byte, spread), byte_steps);
-            // The eight fields end by bit 7 + 8 * 15 < 128 of the window:
-            // a 4-byte word that reaches past its 16 bytes (wrapping to its
-            // start) has only bits above the field there, masked off below.
-            const __m256i win = _mm256_broadcastsi128_si256(
-                _mm_loadu_si128(reinterpret_cast<const __m128i*>(window(pos >> 3, 16))));
-            const __m256i word = _mm256_shuffle_epi8(win, idx);
-            const __m256i raw = _mm256_and_si256(_mm256_srlv_epi32(word, _mm256_and_si256(starts, _mm256_set1_epi32(7))),
-                                                 _mm256_sub_epi32(_mm256_sllv_epi32(one, nr), one));
-            const __m256i v = _mm256_or_si256(vbase, raw);
-            const __m256i diff = _mm256_xor_si256(_mm256_srli_epi32(v, 1), _mm256_sub_epi32(zero, _mm256_and_si256(v, one)));
-            const __m256i vprev = _mm256_set1_epi32(static_cast<int>(prev));
-            __m256i u;
-            if constexpr (kPred == Predictor::lane_previous) {
-                u = _mm256_add_epi32(vprev, prefix_sum(diff));
-            } else if constexpr (kPred == Predictor::center_repeat) {
-                // A repeat copies the element before it. In three doubling
-                // steps an element still marked takes the value d places
-                // back, and stays marked while that one is; those marked at
-                // the end follow only repeats in this chunk: they take the
-                // previous chunk's last element.
-                u = _mm256_add_epi32(vcenter, diff);
-                __m256i r = repeat;
-                u = _mm256_blendv_epi8(u, shift_up<1>(u, vprev), r);
-                r = _mm256_and_si256(r, shift_up<1>(r, zero));
-                u = _mm256_blendv_epi8(u, shift_up<2>(u, vprev), r);
-                r = _mm256_and_si256(r, shift_up<2>(r, zero));
-                u = _mm256_blendv_epi8(u, shift_up<4>(u, vprev), r);
-                r = _mm256_and_si256(r, shift_up<4>(r, zero));
-                u = _mm256_blendv_epi8(u, vprev, r);
-            } else {
-                u = _mm256_add_epi32(vcenter, diff);
+                const __m256i ends = prefix_sum(nr);
+                const __m256i starts = _mm256_add_epi32(_mm256_sub_epi32(ends, nr),
+                                                        _mm256_set1_epi32(static_cast<int>(pos & 7)));
+                const __m256i first_byte = _mm256_srli_epi32(starts, 3);  // at most byte 15 of the window
+                const __m256i idx = _mm256_add_epi32(_mm256_shuffle_epi8(first_byte, spread), byte_steps);
+                // The eight fields end by bit 7 + 8 * 15 < 128 of the window:
+                // a 4-byte word that reaches past its 16 bytes (wrapping to its
+                // start) has only bits above the field there, masked off below.
+                const __m256i win = _mm256_broadcastsi128_si256(
+                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(window(pos >> 3, 16))));
+                const __m256i word = _mm256_shuffle_epi8(win, idx);
+                const __m256i raw =
+                    _mm256_and_si256(_mm256_srlv_epi32(word, _mm256_and_si256(starts, _mm256_set1_epi32(7))),
+                                     _mm256_sub_epi32(_mm256_sllv_epi32(one, nr), one));
+                const __m256i v = _mm256_or_si256(vbase, raw);
+                const __m256i diff =
+                    _mm256_xor_si256(_mm256_srli_epi32(v, 1), _mm256_sub_epi32(zero, _mm256_and_si256(v, one)));
+                const __m256i vprev = _mm256_set1_epi32(static_cast<int>(prev));
+                __m256i u;
+                if constexpr (kPred == Predictor::lane_previous) {
+                    u = _mm256_add_epi32(vprev, prefix_sum(diff));
+                } else if constexpr (kPred == Predictor::center_repeat) {
+                    // A repeat copies the element before it. In three doubling
+                    // steps an element still marked takes the value d places
+                    // back, and stays marked while that one is; those marked at
+                    // the end follow only repeats in this chunk: they take the
+                    // previous chunk's last element.
+                    u = _mm256_add_epi32(vcenter, diff);
+                    __m256i r = repeat;
+                    u = _mm256_blendv_epi8(u, shift_up<1>(u, vprev), r);
+                    r = _mm256_and_si256(r, shift_up<1>(r, zero));
+                    u = _mm256_blendv_epi8(u, shift_up<2>(u, vprev), r);
+                    r = _mm256_and_si256(r, shift_up<2>(r, zero));
+                    u = _mm256_blendv_epi8(u, shift_up<4>(u, vprev), r);
+                    r = _mm256_and_si256(r, shift_up<4>(r, zero));
+                    u = _mm256_blendv_epi8(u, vprev, r);
+                } else {
+                    u = _mm256_add_epi32(vcenter, diff);
+                }
+                prev = static_cast<std::uint32_t>(_mm256_cvtsi256_si32(broadcast_last(u)));
+                pos += static_cast<std::uint32_t>(_mm256_cvtsi256_si32(broadcast_last(ends)));
+                // The low B bits of each element, in order.
+                if constexpr (B == 16) {
+                    const __m256i words = _mm256_shuffle_epi8(
+                        u, _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1,  //
+                                            0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1));
+                    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + t * 2),
+                                     _mm256_castsi256_si128(_mm256_permute4x64_epi64(words, 0x08)));
+                } else {
+                    const __m256i bytes = _mm256_shuffle_epi8(
+                        u, _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,  //
+                                            0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1));
+                    const __m128i packed =
+                        _mm_unpacklo_epi32(_mm256_castsi256_si128(bytes), _mm256_extracti128_si256(bytes, 1));
+                    _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + t), packed);
+                }
             }
-            prev = static_cast<std::uint32_t>(_mm256_cvtsi256_si32(broadcast_last(u)));
-            pos += static_cast<std::uint32_t>(_mm256_cvtsi256_si32(broadcast_last(ends)));
-            // The low B bits of each element, in order.
-            if constexpr (B == 16) {
-                const __m256i words = _mm256_shuffle_epi8(
-                    u, _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1,  //
-                                        0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1));
-                _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + t * 2),
-                                 _mm256_castsi256_si128(_mm256_permute4x64_epi64(words, 0x08)));
-            } else {
-                const __m256i bytes = _mm256_shuffle_epi8(
-                    u, _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,  //
-                                        0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1));
-                const __m128i packed =
-                    _mm_unpacklo_epi32(_mm256_castsi256_si128(bytes), _mm256_extracti128_si256(bytes, 1));
-                _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + t), packed);
-            }
-        }
         for (; t < lane_len; ++t) {  // reconstruct_hybrid_serial's step
             const unsigned tk = src[t];
             all_ok &= tok_ok[tk];
@@ -355,12 +357,7 @@ bool reconstruct(const HybridReconstructArgs& a) {
 
 template <typename U>
 bool reconstruct_with(const HybridReconstructArgs& a) {
-    switch (a.pred) {
-        case Predictor::center: return reconstruct<U, Predictor::center>(a);
-        case Predictor::lane_previous: return reconstruct<U, Predictor::lane_previous>(a);
-        case Predictor::center_repeat: return reconstruct<U, Predictor::center_repeat>(a);
-    }
-    return false;
+    return detail::with_predictor(a.pred, [&](auto p) { return reconstruct<U, decltype(p)::value>(a); });
 }
 
 }  // namespace
