@@ -145,6 +145,8 @@ void fill_run_stats(RunStats* s, const char* command, const CommonOptions& o, co
     s->compressed_bytes = compressed_bytes;
     s->seconds = seconds;
     s->threads = resolve_threads(o.threads);
+    // Only when shown: the line for --backend auto opens the GPU modules.
+    if (!o.stats && !o.json) return;
     const bool compressing = std::strcmp(command, "compress") == 0;
     s->backend = backend_label(o.backend, compressing ? mans::Operation::compress : mans::Operation::decompress,
                                o.scalar);

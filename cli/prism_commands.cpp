@@ -260,7 +260,8 @@ int run_prism_compress(const CompressOptions& o) {
     rep.output = display_output(o.output);
     rep.seconds = secs;
     rep.threads = resolve_threads(o.threads);
-    rep.backend = backend_label(o.backend, mans::Operation::prism_compress, o.scalar);
+    // Only when shown: the line for --backend auto opens the GPU modules.
+    if (o.stats || o.json) rep.backend = backend_label(o.backend, mans::Operation::prism_compress, o.scalar);
     prism::Reader reader = open_reader("", &archive, "the new archive");
     rep.info = reader.info();
 

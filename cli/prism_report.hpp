@@ -22,7 +22,7 @@ struct PrismCompressReport {
     mans::prism::ArchiveInfo info;     // of the new archive
     double seconds = 0;                // library call only
     int threads = 0;
-    std::string backend;               // mans::backend_report() line (JSON only)
+    std::string backend;               // mans::backend_report() line (--stats, --json)
     QualityCheck check;                // --verify
 };
 
@@ -36,7 +36,7 @@ struct PrismRetrieveReport {
     std::uint64_t bytes_read = 0;      // fetched from the source (header included)
     double seconds = 0;                // retrieve() only
     int threads = 0;
-    std::string backend;               // mans::backend_report() line (JSON only)
+    std::string backend;               // mans::backend_report() line (--stats, --json)
     QualityCheck check;                // --original
 };
 

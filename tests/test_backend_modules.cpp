@@ -91,6 +91,21 @@ TEST_CASE("a missing module is a reason, not an error", "[backend]") {
     CHECK(h.load_error == "hip: libmans_backend_hip.so not found");
 }
 
+TEST_CASE("a module behind a missing driver node is found but not opened", "[backend]") {
+    CHECK(std::string(mans::detail::module_driver_node("hip")) == "/dev/kfd");
+    CHECK(mans::detail::module_driver_node("cuda") == nullptr);
+    auto m = load_backend_module("cuda", {fixture("no_device")}, "/nonexistent/dev/node");
+    CHECK(m.module == nullptr);
+    CHECK(contains(m.path, "/no_device/"));
+    CHECK(m.load_error == "cuda: no CUDA driver (/nonexistent/dev/node not found); libmans_backend_cuda.so not opened");
+    CHECK(module_unusable_reason(m, BackendOp::mans_decompress) == m.load_error);
+    // A node that exists lets it open.
+    const std::string dir = fixture("no_device");
+    auto n = load_backend_module("cuda", {dir}, dir.c_str());
+    INFO(n.load_error);
+    CHECK(n.module != nullptr);
+}
+
 TEST_CASE("a module file that is not a library is reported with the loader's message", "[backend]") {
     TempDir t;
     const std::string f = t.write("libmans_backend_cuda.so", "this is not an ELF file\n");

@@ -241,6 +241,16 @@ check "hip backend message" grep -q "backend 'hip' is unavailable: hip: " last.e
 expect 0 "auto backend with --json" "$MANS" compress -i "$U16" -o e2b.out -t u16 --backend auto --json
 check "json backend gives the reasons" grep -Eq '"backend":"cpu \([a-z0-9]+\); cuda: [^"]+; hip: [^"]+"' last.out
 rm -f e2b.out
+# auto keeps inputs under 16 MiB on the CPU, so it opens no GPU module for
+# them (opening HIP's starts the ROCm runtime: ~14 ms per call); the
+# --stats line names the modules' reasons, so it opens them.
+modules_opened() { LD_DEBUG=files "$@" 2>&1 >/dev/null | grep -c 'file=.*libmans_backend_[a-z]*\.so .*dynamically loaded' || true; }
+check "auto: no GPU module opened for a small input" test "$(modules_opened "$MANS" compress -i "$U16" -o e2c.out -t u16)" = 0
+check "auto: none opened to decompress it" test "$(modules_opened "$MANS" decompress -i e2c.out -o e2d.out)" = 0
+if compgen -G "$(dirname "$MANS")/../lib/libmans_backend_cuda.so" >/dev/null; then
+  check "auto --stats: the CUDA module opened for its reason" test "$(modules_opened "$MANS" decompress -i e2c.out -o e2d.out --stats)" -gt 0
+fi
+rm -f e2c.out e2d.out
 expect 2 "missing input (compress)" "$MANS" compress -i does-not-exist.u16 -o e2.out -t u16
 check "missing input message" grep -q "^mans: error: does-not-exist.u16: " last.err
 no_leftover "missing input (compress)" e2.out

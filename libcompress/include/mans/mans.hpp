@@ -72,6 +72,8 @@ enum class Operation : std::uint8_t {
 // ok when `b` can run `op` here, backend_unavailable when it is known but
 // cannot (module missing or unloadable, no device, no kernel for op),
 // invalid_argument for a value that is no Backend or Operation.
+// `automatic` is always ok (the CPU is its fallback) and loads no module:
+// the GPU modules are opened when an input is large enough to try them.
 Errc backend_status(Backend b, Operation op) noexcept;
 // The same for Operation::compress.
 Errc backend_status(Backend b) noexcept;

@@ -145,7 +145,10 @@ std::vector<std::string> backend_search_dirs() {
     return dirs;
 }
 
-ModuleState load_backend_module(const std::string& name, const std::vector<std::string>& dirs) {
+const char* module_driver_node(const std::string& name) { return name == "hip" ? "/dev/kfd" : nullptr; }
+
+ModuleState load_backend_module(const std::string& name, const std::vector<std::string>& dirs,
+                                const char* driver_node) {
     ModuleState m;
     m.name = name;
     m.file = module_file_name(name);
@@ -158,6 +161,11 @@ ModuleState load_backend_module(const std::string& name, const std::vector<std::
     }
     if (m.path.empty()) {
         m.load_error = name + ": " + m.file + " not found";
+        return m;
+    }
+    if (driver_node && !file_exists(driver_node)) {
+        m.load_error = name + ": no " + upper(name) + " driver (" + driver_node + " not found); " + m.file +
+                       " not opened";
         return m;
     }
     // RTLD_LOCAL: a module's runtime symbols must not leak into the process.
@@ -224,7 +232,10 @@ struct SharedModule {
 SharedModule* shared_module(const char* name) {
     static SharedModule cuda, hip;
     SharedModule* s = std::strcmp(name, "cuda") == 0 ? &cuda : std::strcmp(name, "hip") == 0 ? &hip : nullptr;
-    if (s) std::call_once(s->loaded, [s, name] { s->state = load_backend_module(name, backend_search_dirs()); });
+    if (s)
+        std::call_once(s->loaded, [s, name] {
+            s->state = load_backend_module(name, backend_search_dirs(), module_driver_node(name));
+        });
     return s;
 }
 
