@@ -126,6 +126,12 @@ inline std::uint64_t level_code_count(const Grid& g, std::uint64_t u) {
     return c;
 }
 
+// interp_1d's stencils where every neighbour exists.
+MANS_HD double cubic_interior(double m3, double m1, double p1, double p3) {
+    return (-m3 + 9.0 * m1 + 9.0 * p1 - p3) * 0.0625;
+}
+MANS_HD double linear_interior(double m1, double p1) { return (m1 + p1) * 0.5; }
+
 // 1D prediction of the point at coordinate c (an odd multiple of u) along an
 // axis of extent n and element stride s, from already reconstructed values.
 // The weights and their evaluation order are part of the format.
@@ -142,13 +148,65 @@ MANS_HD double interp_1d(V v, std::uint64_t c, std::uint64_t u, std::uint64_t n,
         if (has_m3 && has_p3) {
             const double m3 = static_cast<double>(v[-static_cast<std::int64_t>(3 * u * s)]);
             const double p3 = static_cast<double>(v[3 * u * s]);
-            return (-m3 + 9.0 * m1 + 9.0 * p1 - p3) * 0.0625;
+            return cubic_interior(m3, m1, p1, p3);
         }
         if (has_p3) return (3.0 * m1 + 6.0 * p1 - static_cast<double>(v[3 * u * s])) * 0.125;
         if (has_m3)
             return (-static_cast<double>(v[-static_cast<std::int64_t>(3 * u * s)]) + 6.0 * m1 + 3.0 * p1) * 0.125;
     }
-    return (m1 + p1) * 0.5;
+    return linear_interior(m1, p1);
+}
+
+// Whether interp_1d at coordinate c uses the interior stencil of `kind`
+// (all its neighbours exist).
+MANS_HD bool interp_interior(std::uint64_t c, std::uint64_t u, std::uint64_t n, Kind kind) {
+    return kind == Kind::cubic ? c >= 3 * u && c + 3 * u < n : c + u < n;
+}
+
+// The points i0 <= i < i1 of a run with coordinates c0 + i * dc (dc > 0,
+// i < m) where interp_interior holds.
+struct RunSpan {
+    std::uint64_t i0, i1;
+};
+inline RunSpan interior_span(std::uint64_t c0, std::uint64_t dc, std::uint64_t m, std::uint64_t u, std::uint64_t n,
+                             Kind kind) {
+    const std::uint64_t before = kind == Kind::cubic ? 3 * u : 0;  // c >= before
+    const std::uint64_t after = kind == Kind::cubic ? 3 * u : u;    // c + after < n
+    const std::uint64_t i0 = c0 >= before ? 0 : (before - c0 + dc - 1) / dc;
+    const std::uint64_t i1 = n > after + c0 ? (n - after - c0 + dc - 1) / dc : 0;  // c0 + i*dc < n - after
+    const std::uint64_t lo = i0 < m ? i0 : m, hi = i1 < m ? i1 : m;
+    return {lo, hi < lo ? lo : hi};
+}
+
+// sum[i] += interp_1d's interior stencil of `kind` at the m points whose
+// neighbours at -3u, -u, +u, +3u along the axis are m3[i * di], m1[i * di],
+// p1[i * di] and p3[i * di] (m3 and p3 unread for linear): the same
+// arithmetic as interp_1d, without its per-point tests (the caller has
+// checked interp_interior for every point).
+inline void add_interior_stencils(const double* m3, const double* m1, const double* p1, const double* p3,
+                                  std::uint64_t di, std::uint64_t m, Kind kind, double* sum) {
+    if (kind == Kind::cubic) {
+        for (std::uint64_t i = 0; i < m; ++i) sum[i] += cubic_interior(m3[i * di], m1[i * di], p1[i * di], p3[i * di]);
+    } else {
+        for (std::uint64_t i = 0; i < m; ++i) sum[i] += linear_interior(m1[i * di], p1[i * di]);
+    }
+}
+
+// sum[i] += interp_1d(here + i * di, c0 + i * dc, u, n, s, kind) for the m
+// points of a run of the CPU sweep (dc = 0 along an axis the run does not
+// move on): interior points by add_interior_stencils, the few at the
+// grid's edges by interp_1d. The same values as interp_1d point by point.
+inline void add_run_stencils(const double* here, std::uint64_t di, std::uint64_t c0, std::uint64_t dc,
+                             std::uint64_t m, std::uint64_t u, std::uint64_t n, std::uint64_t s, Kind kind,
+                             double* sum) {
+    const RunSpan in = dc ? interior_span(c0, dc, m, u, n, kind)
+                          : interp_interior(c0, u, n, kind) ? RunSpan{0, m} : RunSpan{m, m};
+    for (std::uint64_t i = 0; i < in.i0; ++i) sum[i] += interp_1d(here + i * di, c0 + i * dc, u, n, s, kind);
+    const double* at = here + in.i0 * di;
+    const bool cubic = kind == Kind::cubic;  // linear reads +-u*s only
+    add_interior_stencils(cubic ? at - 3 * u * s : at, at - u * s, at + u * s, cubic ? at + 3 * u * s : at, di,
+                          in.i1 - in.i0, kind, sum + in.i0);
+    for (std::uint64_t i = in.i1; i < m; ++i) sum[i] += interp_1d(here + i * di, c0 + i * dc, u, n, s, kind);
 }
 
 // Largest L1 norm of the weights a kind uses (the per-pass error gain).

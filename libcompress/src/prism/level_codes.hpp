@@ -125,6 +125,12 @@ public:
         const std::uint64_t ch = pow2_ ? i >> shift_ : i / chunk_;
         return bufs_[ch][i - ch * chunk_];
     }
+    // The words of codes [i, i + m) when one chunk holds them all, else null.
+    const std::uint32_t* words(std::uint64_t i, std::uint64_t m) const {
+        const std::uint64_t ch = pow2_ ? i >> shift_ : i / chunk_;
+        const std::uint64_t at = i - ch * chunk_;
+        return at + m <= chunk_ ? bufs_[ch].get() + at : nullptr;
+    }
     // The ranges were used: the first decoding error of the step (corrupt_block
     // & co.), else chunks whose codes were all used are freed.
     Errc commit(const std::vector<CodeRange>& ranges);

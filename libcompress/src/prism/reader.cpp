@@ -292,9 +292,28 @@ public:
             codes_ && !outlier && !masked ? static_cast<double>(decode_word(codes_->word(code), h_.coding)) : 0.0;
         return decode_point(outlier, outlier ? outlier_value(idx) : 0.0, masked, pred, step_, q);
     }
+    // visit for each point of the run. A run without outliers or masked
+    // points (nearly all) whose codes lie in one chunk reconstructs straight
+    // from the chunk's words, with the coding chosen once: the same
+    // arithmetic as visit, without its per-point tests.
     void visit_run(unsigned l, std::uint64_t first, std::uint64_t di, std::uint64_t code, std::uint64_t m,
                    const double* pred, double* work) const {
-        for (std::uint64_t i = 0; i < m; ++i) work[i * di] = visit(l, first + i * di, code + i, pred[i]);
+        const std::uint32_t* words = codes_ ? codes_->words(code, m) : nullptr;
+        bool special = false;
+        for (std::uint64_t i = 0; i < m && words; ++i)
+            special |= bit(outliers_, first + i * di) || bit(base_.mask_bits, first + i * di);
+        if (!words || special) {
+            for (std::uint64_t i = 0; i < m; ++i) work[i * di] = visit(l, first + i * di, code + i, pred[i]);
+        } else if (h_.coding == Coding::negabinary) {
+            for (std::uint64_t i = 0; i < m; ++i)
+                work[i * di] = reconstruct_point(
+                    pred[i], step_, static_cast<double>(decode_word(words[i], Coding::negabinary)));
+        } else {
+            for (std::uint64_t i = 0; i < m; ++i)
+                work[i * di] = reconstruct_point(
+                    pred[i], step_,
+                    static_cast<double>(decode_word(words[i], Coding::sign_magnitude)));
+        }
     }
     Errc end_step(unsigned, const std::vector<CodeRange>& r) { return codes_ ? codes_->commit(r) : Errc::ok; }
     Errc end_level(unsigned) {

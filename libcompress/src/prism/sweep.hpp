@@ -176,9 +176,39 @@ private:
             const double pred = predict_point(w, i2, c, g2_.n, g2_.stride, g2_.rank, b.axes, u2, kind_at(f, c, 1));
             w[i2] = ops_.visit(l, idx, b.first_code + k, pred);
         };
-        auto run = [&](const Box& b, std::uint64_t k, const std::uint64_t* c, std::uint64_t i2, std::uint64_t m) {
-            for_run_points(g2_, b, k, c, i2, m,
-                           [&](std::uint64_t kp, const std::uint64_t* cp, std::uint64_t ip) { point(b, kp, cp, ip); });
+        // A run of n points along the fastest axis F: as in finest_level,
+        // the predictions of up to kSweepRunPoints points axis by axis
+        // (add_run_stencils; the same sums in the same order as
+        // predict_point), then the visits. Point by point with per-block
+        // stencil kinds.
+        const unsigned F = g2_.rank - 1;
+        auto run = [&](const Box& b, std::uint64_t k, const std::uint64_t* c, std::uint64_t i2, std::uint64_t n) {
+            if (f.kinds == KindMode::per_block) {
+                for_run_points(g2_, b, k, c, i2, n,
+                               [&](std::uint64_t kp, const std::uint64_t* cp, std::uint64_t ip) { point(b, kp, cp, ip); });
+                return;
+            }
+            const Kind kind = kind_at(f, c, 1);
+            const std::uint64_t dc = b.step[F], di = dc * g2_.stride[F], d_idx = dc * up_[F];
+            std::uint64_t idx = 0;
+            for (unsigned a = 0; a < g2_.rank; ++a) idx += c[a] * up_[a];
+            double sum[kSweepRunPoints];
+            for (std::uint64_t off = 0; off < n; off += kSweepRunPoints) {
+                const std::uint64_t m = std::min(kSweepRunPoints, n - off);
+                double* here = w + i2 + off * di;
+                for (std::uint64_t i = 0; i < m; ++i) sum[i] = 0;
+                unsigned cnt = 0;
+                for (unsigned a = 0; a < g2_.rank; ++a) {
+                    if (!(b.axes >> a & 1)) continue;
+                    ++cnt;
+                    add_run_stencils(here, di, a == F ? c[F] + off * dc : c[a], a == F ? dc : 0, m, u2, g2_.n[a],
+                                     g2_.stride[a], kind, sum);
+                }
+                if (cnt != 1)
+                    for (std::uint64_t i = 0; i < m; ++i) sum[i] /= static_cast<double>(cnt);
+                for (std::uint64_t i = 0; i < m; ++i)
+                    here[i * di] = ops_.visit(l, idx + (off + i) * d_idx, b.first_code + k + off + i, sum[i]);
+            }
         };
         for (const Pass& p : level_passes(g2_, u2, f.scheme)) {
             std::vector<Item> items;
@@ -309,15 +339,16 @@ private:
                 for (unsigned a = 0; a < g.rank; ++a) {
                     if (!(b.axes >> a & 1)) continue;
                     ++cnt;
-                    if (a == A) {
-                        for (std::uint64_t i = 0; i < m; ++i)
-                            sum[i] += interp_1d(RingRowsView{ring_p, row_at, in_row + i * di}, row, 1, rows, 1, kind);
-                    } else if (a == F) {
-                        for (std::uint64_t i = 0; i < m; ++i)
-                            sum[i] += interp_1d(here + i * di, cF + i * b.step[F], 1, g.n[a], g.stride[a], kind);
+                    if (a != A) {
+                        add_run_stencils(here, di, a == F ? cF : c[a], a == F ? b.step[F] : 0, m, 1, g.n[a],
+                                         g.stride[a], kind, sum);
+                    } else if (interp_interior(row, 1, rows, kind)) {  // the row axis, through the ring
+                        const double* at = ring_p + in_row;
+                        add_interior_stencils(at + row_at[0], at + row_at[2], at + row_at[4], at + row_at[6], di, m,
+                                              kind, sum);
                     } else {
                         for (std::uint64_t i = 0; i < m; ++i)
-                            sum[i] += interp_1d(here + i * di, c[a], 1, g.n[a], g.stride[a], kind);
+                            sum[i] += interp_1d(RingRowsView{ring_p, row_at, in_row + i * di}, row, 1, rows, 1, kind);
                     }
                 }
                 if (cnt != 1)
