@@ -457,3 +457,70 @@ TEST_CASE("PRISM traverse: visit_box_runs and visit_box_range give box_point's p
     CHECK(runs_seen > 1000);
     CHECK(cut_runs > 100);
 }
+
+namespace {
+
+// Per-block selection sums of one level, scheme and pass over a field
+// without masked points: point by point (selection_point_costs, as a GPU
+// thread) and by the CPU encoder's runs (add_selection_run_costs) over
+// tiles of `tile` points, which cut rows.
+template <typename T>
+void check_selection_runs(const std::vector<std::uint8_t>& raw, const dp::Grid& g, std::uint64_t u, double inv_eb,
+                          std::uint64_t tile, unsigned* runs_seen) {
+    const dp::BlockGrid blocks = dp::BlockGrid::make(g);
+    const dp::UnalignedValues<T> data{raw.data()};
+    for (unsigned s = 0; s < (g.rank == 1 ? 1u : dp::kSchemeCount); ++s)
+        for (const dp::Pass& p : dp::level_passes(g, u, static_cast<dp::Scheme>(s)))
+            for (const dp::Box& b : p.boxes) {
+                const std::uint64_t n = b.size();
+                std::vector<std::uint64_t> want(2 * blocks.count, 0), got(2 * blocks.count, 0);
+                for (std::uint64_t k = 0; k < n; ++k) {
+                    std::uint64_t c[dp::kMaxRank] = {}, idx = 0, lin = 0, cub = 0;
+                    dp::box_point(g, b, k, c, &idx);
+                    REQUIRE(dp::selection_point_costs(data, nullptr, g, b, c, idx, u, inv_eb, &lin, &cub));
+                    want[blocks.block_of(c)] += lin;
+                    want[blocks.count + blocks.block_of(c)] += cub;
+                }
+                for (std::uint64_t first = 0; first < n; first += tile)
+                    dp::visit_box_runs(g, b, first, std::min(n, first + tile),
+                                       [&](std::uint64_t, const std::uint64_t* c, std::uint64_t idx, std::uint64_t m) {
+                                           dp::add_selection_run_costs(data, g, b, blocks, c, idx, m, u, inv_eb,
+                                                                       got.data(), got.data() + blocks.count);
+                                           ++*runs_seen;
+                                       });
+                INFO("scheme " << s << " u " << u << " tile " << tile << " box of " << n << " points");
+                REQUIRE(got == want);
+            }
+}
+
+}  // namespace
+
+TEST_CASE("PRISM selection: the CPU encoder's run costs equal selection_point_costs point by point",
+          "[prism][pass_order]") {
+    const std::vector<std::vector<std::uint64_t>> shapes{{9},       {517},     {6, 9},    {9, 517},     {3, 5, 300},
+                                                         {17, 4, 11}, {3, 1, 10}, {4, 5, 6, 7}, {2, 1, 3, 9}, {7, 70, 140}};
+    unsigned runs = 0;
+    for (const auto& dims : shapes) {
+        const auto rank = static_cast<unsigned>(dims.size());
+        const dp::Grid g = dp::Grid::make(rank, dims.data());
+        INFO("rank " << rank << " last extent " << dims.back());
+        // NaN, +-Inf, spikes and fill values (not masked here: every point counts).
+        const auto f32 = mans_test::special_field<float>(dims.data(), rank, 5e3);
+        const auto f64 = mans_test::special_field<double>(dims.data(), rank, 1e9);
+        for (std::uint64_t u : {1, 2, 4, 8})
+            for (std::uint64_t tile : {std::uint64_t{4096}, std::uint64_t{7}}) {
+                check_selection_runs<float>(f32, g, u, 1.0 / 0.37, tile, &runs);
+                check_selection_runs<double>(f64, g, u, 1e6, tile, &runs);
+            }
+    }
+    const std::string path = mans_test::find_data_file("echam5_t_17x96x192.f32");
+    if (path.empty()) {
+        WARN("skipped the real field: echam5_t_17x96x192.f32 not found");
+    } else {
+        const std::uint64_t dims[] = {17, 96, 192};
+        const dp::Grid g = dp::Grid::make(3, dims);
+        const mans_test::Bytes raw = mans_test::read_file(path);
+        for (std::uint64_t u : {1, 2}) check_selection_runs<float>(raw, g, u, 1.0 / 0.003, 4096, &runs);
+    }
+    CHECK(runs > 1000);
+}

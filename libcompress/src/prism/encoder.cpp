@@ -171,16 +171,22 @@ Selection Encoder<T>::select(unsigned level, double eb) {
     const std::uint8_t* mask = mask_.empty() ? nullptr : mask_.data();
     for (unsigned s = 0; s < schemes; ++s) {
         for (const Pass& p : level_passes(g_, u, static_cast<Scheme>(s))) {
-            for_each_pass_point(
+            for_each_pass_run(
                 g_, p, nthreads,
-                [&](const Box& b, std::uint64_t, const std::uint64_t* c, std::uint64_t idx) {
-                    std::uint64_t lin = 0, cub = 0;
-                    if (!selection_point_costs(data, mask, g_, b, c, idx, u, inv, &lin, &cub)) return;
+                [&](const Box& b, std::uint64_t, const std::uint64_t* c, std::uint64_t idx, std::uint64_t m) {
                     const int t = omp_get_thread_num();
-                    const std::uint64_t blk = blocks_.block_of(c);
                     std::uint64_t* row = err.data() + (static_cast<std::size_t>(t) * schemes + s) * 2 * nb;
-                    row[blk] += lin;
-                    row[nb + blk] += cub;
+                    if (!mask) {  // by runs, without the mask tests
+                        add_selection_run_costs(data, g_, b, blocks_, c, idx, m, u, inv, row, row + nb);
+                        return;
+                    }
+                    for_run_points(g_, b, 0, c, idx, m, [&](std::uint64_t, const std::uint64_t* cp, std::uint64_t ip) {
+                        std::uint64_t lin = 0, cub = 0;
+                        if (!selection_point_costs(data, mask, g_, b, cp, ip, u, inv, &lin, &cub)) return;
+                        const std::uint64_t blk = blocks_.block_of(cp);
+                        row[blk] += lin;
+                        row[nb + blk] += cub;
+                    });
                 },
                 stride);
         }

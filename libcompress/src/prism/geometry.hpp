@@ -183,26 +183,35 @@ inline RunSpan interior_span(std::uint64_t c0, std::uint64_t dc, std::uint64_t m
 // p1[i * di] and p3[i * di] (m3 and p3 unread for linear): the same
 // arithmetic as interp_1d, without its per-point tests (the caller has
 // checked interp_interior for every point).
-inline void add_interior_stencils(const double* m3, const double* m1, const double* p1, const double* p3,
-                                  std::uint64_t di, std::uint64_t m, Kind kind, double* sum) {
+template <typename V>
+inline void add_interior_stencils(V m3, V m1, V p1, V p3, std::uint64_t di, std::uint64_t m, Kind kind, double* sum) {
     if (kind == Kind::cubic) {
-        for (std::uint64_t i = 0; i < m; ++i) sum[i] += cubic_interior(m3[i * di], m1[i * di], p1[i * di], p3[i * di]);
+        for (std::uint64_t i = 0; i < m; ++i) {
+            const std::int64_t k = static_cast<std::int64_t>(i * di);
+            sum[i] += cubic_interior(static_cast<double>(m3[k]), static_cast<double>(m1[k]), static_cast<double>(p1[k]),
+                                     static_cast<double>(p3[k]));
+        }
     } else {
-        for (std::uint64_t i = 0; i < m; ++i) sum[i] += linear_interior(m1[i * di], p1[i * di]);
+        for (std::uint64_t i = 0; i < m; ++i) {
+            const std::int64_t k = static_cast<std::int64_t>(i * di);
+            sum[i] += linear_interior(static_cast<double>(m1[k]), static_cast<double>(p1[k]));
+        }
     }
 }
 
 // sum[i] += interp_1d(here + i * di, c0 + i * dc, u, n, s, kind) for the m
-// points of a run of the CPU sweep (dc = 0 along an axis the run does not
-// move on): interior points by add_interior_stencils, the few at the
-// grid's edges by interp_1d. The same values as interp_1d point by point.
-inline void add_run_stencils(const double* here, std::uint64_t di, std::uint64_t c0, std::uint64_t dc,
-                             std::uint64_t m, std::uint64_t u, std::uint64_t n, std::uint64_t s, Kind kind,
-                             double* sum) {
+// points of a run on the CPU (dc = 0 along an axis the run does not move
+// on): interior points by add_interior_stencils, the few at the grid's
+// edges by interp_1d. The same values as interp_1d point by point. V: a
+// double* (the sweep's work values) or UnalignedValues (the selection's
+// input values).
+template <typename V>
+inline void add_run_stencils(V here, std::uint64_t di, std::uint64_t c0, std::uint64_t dc, std::uint64_t m,
+                             std::uint64_t u, std::uint64_t n, std::uint64_t s, Kind kind, double* sum) {
     const RunSpan in = dc ? interior_span(c0, dc, m, u, n, kind)
                           : interp_interior(c0, u, n, kind) ? RunSpan{0, m} : RunSpan{m, m};
     for (std::uint64_t i = 0; i < in.i0; ++i) sum[i] += interp_1d(here + i * di, c0 + i * dc, u, n, s, kind);
-    const double* at = here + in.i0 * di;
+    const V at = here + in.i0 * di;
     const bool cubic = kind == Kind::cubic;  // linear reads +-u*s only
     add_interior_stencils(cubic ? at - 3 * u * s : at, at - u * s, at + u * s, cubic ? at + 3 * u * s : at, di,
                           in.i1 - in.i0, kind, sum + in.i0);
@@ -238,6 +247,7 @@ struct UnalignedValues {
         return v;
     }
     UnalignedValues operator+(std::uint64_t k) const { return {p + k * sizeof(T)}; }
+    UnalignedValues operator-(std::uint64_t k) const { return {p - k * sizeof(T)}; }
 };
 
 // Interpolation blocks: the unit of the per-block linear/cubic choice.

@@ -73,6 +73,52 @@ MANS_HD bool selection_point_costs(V data, const std::uint8_t* mask_bits, const 
     return true;
 }
 
+// selection_point_costs for the n points of a run of box b (the
+// coordinates c and element index idx of its first point; then along the
+// fastest axis with step b.step[F]) of a field WITHOUT masked points, added
+// to lin[block] and cub[block] of each point's block: the predictions of
+// up to 64 points at a time by add_run_stencils, the same values as point
+// by point (the CPU encoder's select).
+template <typename V>
+inline void add_selection_run_costs(V data, const Grid& g, const Box& b, const BlockGrid& blocks,
+                                    const std::uint64_t* c, std::uint64_t idx, std::uint64_t n, std::uint64_t u,
+                                    double inv_eb, std::uint64_t* lin, std::uint64_t* cub) {
+    constexpr std::uint64_t kChunk = 64;
+    const unsigned F = g.rank - 1;
+    const std::uint64_t dc = b.step[F], di = dc * g.stride[F];
+    std::uint64_t c_row[kMaxRank] = {c[0], c[1], c[2], c[3]};
+    c_row[F] = 0;
+    const std::uint64_t row_block = blocks.block_of(c_row);  // the block of the row's coordinate 0
+    double pred[2][kChunk];
+    for (std::uint64_t off = 0; off < n; off += kChunk) {
+        const std::uint64_t m = n - off < kChunk ? n - off : kChunk;
+        const std::uint64_t cF = c[F] + off * dc;
+        const V here = data + (idx + off * di);
+        unsigned cnt = 0;
+        for (unsigned k = 0; k < 2; ++k) {
+            for (std::uint64_t i = 0; i < m; ++i) pred[k][i] = 0;
+            cnt = 0;
+            for (unsigned a = 0; a < g.rank; ++a) {
+                if (!(b.axes >> a & 1)) continue;
+                add_run_stencils(here, di, a == F ? cF : c[a], a == F ? dc : 0, m, u, g.n[a], g.stride[a],
+                                 k ? Kind::cubic : Kind::linear, pred[k]);
+                ++cnt;
+            }
+        }
+        for (std::uint64_t i = 0; i < m; ++i) {
+            const double xv = static_cast<double>(here[static_cast<std::int64_t>(i * di)]);
+            const std::uint64_t block = row_block + (cF + i * dc) / blocks.edge;
+            std::uint64_t cost[2];
+            for (unsigned k = 0; k < 2; ++k) {  // as selection_point_costs
+                const double e = ::fabs(xv - pred[k][i] / cnt) * inv_eb;
+                cost[k] = static_cast<std::uint64_t>((e < 1e4 ? e : 1e4) * 16.0);
+            }
+            lin[block] += cost[0];
+            cub[block] += cost[1];
+        }
+    }
+}
+
 // The stencil kind of the point at coordinates c (of the full grid) in a
 // level of kind mode `mode`; bits: the per-block kinds (per_block only).
 MANS_HD Kind level_point_kind(KindMode mode, const std::uint8_t* bits, const BlockGrid& blocks,

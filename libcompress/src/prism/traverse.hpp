@@ -87,10 +87,11 @@ inline void visit_box_range(const Grid& g, const Box& b, std::uint64_t first, st
     });
 }
 
-// fn(box, k, c, idx) over every point of a pass; tiles run in parallel.
-// `tile_stride` > 1 visits every tile_stride-th tile only (sampling).
+// fn(box, k, c, idx, m) over every run of visit_box_runs of a pass; tiles
+// run in parallel. `tile_stride` > 1 visits every tile_stride-th tile only
+// (sampling).
 template <typename F>
-inline void for_each_pass_point(const Grid& g, const Pass& p, int threads, F&& fn, std::uint64_t tile_stride = 1) {
+inline void for_each_pass_run(const Grid& g, const Pass& p, int threads, F&& fn, std::uint64_t tile_stride = 1) {
     for (const Box& b : p.boxes) {
         const std::uint64_t n = b.size();
         if (n == 0) continue;
@@ -100,10 +101,22 @@ inline void for_each_pass_point(const Grid& g, const Pass& p, int threads, F&& f
             if (static_cast<std::uint64_t>(t) % tile_stride) continue;
             const std::uint64_t first = static_cast<std::uint64_t>(t) * kTilePoints;
             const std::uint64_t last = std::min(n, first + kTilePoints);
-            visit_box_range(g, b, first, last,
-                            [&](std::uint64_t k, const std::uint64_t* c, std::uint64_t idx) { fn(b, k, c, idx); });
+            visit_box_runs(g, b, first, last, [&](std::uint64_t k, const std::uint64_t* c, std::uint64_t idx,
+                                                  std::uint64_t m) { fn(b, k, c, idx, m); });
         }
     }
+}
+
+// fn(box, k, c, idx) over every point of a pass, as for_each_pass_run.
+template <typename F>
+inline void for_each_pass_point(const Grid& g, const Pass& p, int threads, F&& fn, std::uint64_t tile_stride = 1) {
+    for_each_pass_run(
+        g, p, threads,
+        [&](const Box& b, std::uint64_t k, const std::uint64_t* c, std::uint64_t idx, std::uint64_t m) {
+            for_run_points(g, b, k, c, idx, m,
+                           [&](std::uint64_t kp, const std::uint64_t* cp, std::uint64_t ip) { fn(b, kp, cp, ip); });
+        },
+        tile_stride);
 }
 
 }  // namespace mans::detail::prism
