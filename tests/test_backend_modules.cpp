@@ -92,18 +92,36 @@ TEST_CASE("a missing module is a reason, not an error", "[backend]") {
 }
 
 TEST_CASE("a module behind a missing driver node is found but not opened", "[backend]") {
-    CHECK(std::string(mans::detail::module_driver_node("hip")) == "/dev/kfd");
-    CHECK(mans::detail::module_driver_node("cuda") == nullptr);
-    auto m = load_backend_module("cuda", {fixture("no_device")}, "/nonexistent/dev/node");
+    CHECK(mans::detail::module_driver_nodes("hip") == std::vector<std::string>{"/dev/kfd", "/dev/dxg"});
+    CHECK(mans::detail::module_driver_nodes("cuda").empty());
+    auto m = load_backend_module("cuda", {fixture("no_device")}, {"/nonexistent/dev/node"});
     CHECK(m.module == nullptr);
     CHECK(contains(m.path, "/no_device/"));
     CHECK(m.load_error == "cuda: no CUDA driver (/nonexistent/dev/node not found); libmans_backend_cuda.so not opened");
     CHECK(module_unusable_reason(m, BackendOp::mans_decompress) == m.load_error);
-    // A node that exists lets it open.
+    auto two = load_backend_module("cuda", {fixture("no_device")}, {"/nonexistent/a", "/nonexistent/b"});
+    CHECK(two.load_error ==
+          "cuda: no CUDA driver (none of /nonexistent/a, /nonexistent/b found); libmans_backend_cuda.so not opened");
+    // Any one node that exists lets it open.
     const std::string dir = fixture("no_device");
-    auto n = load_backend_module("cuda", {dir}, dir.c_str());
+    auto n = load_backend_module("cuda", {dir}, {"/nonexistent/a", dir});
     INFO(n.load_error);
     CHECK(n.module != nullptr);
+}
+
+TEST_CASE("the process-wide HIP module is not opened without a ROCm driver node", "[backend]") {
+    bool node = false;
+    for (const std::string& p : mans::detail::module_driver_nodes("hip")) node = node || ::access(p.c_str(), F_OK) == 0;
+    bool built = false;
+    for (const std::string& d : mans::detail::backend_search_dirs())
+        built = built || ::access((d + "/" + mans::detail::module_file_name("hip")).c_str(), F_OK) == 0;
+    if (node || !built) {
+        WARN("skipped: " << (node ? "this machine has a ROCm driver node" : "no HIP module built"));
+        return;
+    }
+    const std::string why = mans::detail::gpu_module_reason("hip", BackendOp::mans_decompress);
+    INFO(why);
+    CHECK(starts_with(why, "hip: no HIP driver (none of /dev/kfd, /dev/dxg found); "));
 }
 
 TEST_CASE("a module file that is not a library is reported with the loader's message", "[backend]") {

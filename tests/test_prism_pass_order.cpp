@@ -524,3 +524,46 @@ TEST_CASE("PRISM selection: the CPU encoder's run costs equal selection_point_co
     }
     CHECK(runs > 1000);
 }
+
+TEST_CASE("PRISM runs: add_run_stencils gives interp_1d's doubles bit for bit", "[prism][pass_order]") {
+    // One axis of n values (stride s between them), NaN and +-Inf among
+    // smooth ones; runs of m points from every start c0 (odd multiples of u
+    // along the axis, or any c0 with dc = 0), for both kinds.
+    std::uint64_t runs = 0, edge_points = 0;
+    for (std::uint64_t s : {1, 3})
+        for (std::uint64_t n : {1, 2, 5, 8, 13, 40, 131}) {
+            std::vector<double> v(n * s);
+            std::vector<float> f(n * s);
+            for (std::uint64_t i = 0; i < v.size(); ++i) {
+                v[i] = i % 17 == 9 ? std::nan("") : i % 23 == 4 ? (i & 1 ? HUGE_VAL : -HUGE_VAL)
+                                                               : 1e3 * std::sin(0.37 * static_cast<double>(i)) + 1e-7 * i;
+                f[i] = static_cast<float>(v[i]);
+            }
+            const dp::UnalignedValues<float> fv{reinterpret_cast<const std::uint8_t*>(f.data())};
+            for (std::uint64_t u : {1, 2, 4, 8})
+                for (std::uint64_t dc : {std::uint64_t{0}, 2 * u, 4 * u})
+                    for (std::uint64_t c0 = u; c0 < n; c0 += 2 * u)
+                        for (std::uint64_t m : {1, 2, 7, 64}) {
+                            if (dc && c0 + (m - 1) * dc >= n) continue;  // the run stays on the axis
+                            const std::uint64_t di = dc * s;
+                            for (dp::Kind kind : {dp::Kind::linear, dp::Kind::cubic}) {
+                                std::vector<double> want(m, 0.25), got(m, 0.25), want_f(m, 0.25), got_f(m, 0.25);
+                                for (std::uint64_t i = 0; i < m; ++i) {
+                                    const std::uint64_t c = c0 + i * dc;
+                                    want[i] += dp::interp_1d(v.data() + c0 * s + i * di, c, u, n, s, kind);
+                                    want_f[i] += dp::interp_1d(fv + (c0 * s + i * di), c, u, n, s, kind);
+                                    edge_points += !dp::interp_interior(c, u, n, kind);
+                                }
+                                dp::add_run_stencils(v.data() + c0 * s, di, c0, dc, m, u, n, s, kind, got.data());
+                                dp::add_run_stencils(fv + c0 * s, di, c0, dc, m, u, n, s, kind, got_f.data());
+                                INFO("n " << n << " s " << s << " u " << u << " dc " << dc << " c0 " << c0 << " m " << m
+                                          << " cubic " << (kind == dp::Kind::cubic));
+                                REQUIRE(std::memcmp(got.data(), want.data(), m * sizeof(double)) == 0);
+                                REQUIRE(std::memcmp(got_f.data(), want_f.data(), m * sizeof(double)) == 0);
+                                ++runs;
+                            }
+                        }
+        }
+    CHECK(runs > 1000);
+    CHECK(edge_points > 100);
+}

@@ -145,10 +145,13 @@ std::vector<std::string> backend_search_dirs() {
     return dirs;
 }
 
-const char* module_driver_node(const std::string& name) { return name == "hip" ? "/dev/kfd" : nullptr; }
+std::vector<std::string> module_driver_nodes(const std::string& name) {
+    if (name == "hip") return {"/dev/kfd", "/dev/dxg"};
+    return {};
+}
 
 ModuleState load_backend_module(const std::string& name, const std::vector<std::string>& dirs,
-                                const char* driver_node) {
+                                const std::vector<std::string>& driver_nodes) {
     ModuleState m;
     m.name = name;
     m.file = module_file_name(name);
@@ -163,10 +166,18 @@ ModuleState load_backend_module(const std::string& name, const std::vector<std::
         m.load_error = name + ": " + m.file + " not found";
         return m;
     }
-    if (driver_node && !file_exists(driver_node)) {
-        m.load_error = name + ": no " + upper(name) + " driver (" + driver_node + " not found); " + m.file +
-                       " not opened";
-        return m;
+    if (!driver_nodes.empty()) {
+        std::string tried;
+        bool found = false;
+        for (const std::string& node : driver_nodes) {
+            found = found || file_exists(node);
+            tried += (tried.empty() ? "" : ", ") + node;
+        }
+        if (!found) {
+            const std::string what = driver_nodes.size() > 1 ? "none of " + tried + " found" : tried + " not found";
+            m.load_error = name + ": no " + upper(name) + " driver (" + what + "); " + m.file + " not opened";
+            return m;
+        }
     }
     // RTLD_LOCAL: a module's runtime symbols must not leak into the process.
     void* handle = ::dlopen(m.path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -234,7 +245,7 @@ SharedModule* shared_module(const char* name) {
     SharedModule* s = std::strcmp(name, "cuda") == 0 ? &cuda : std::strcmp(name, "hip") == 0 ? &hip : nullptr;
     if (s)
         std::call_once(s->loaded, [s, name] {
-            s->state = load_backend_module(name, backend_search_dirs(), module_driver_node(name));
+            s->state = load_backend_module(name, backend_search_dirs(), module_driver_nodes(name));
         });
     return s;
 }

@@ -69,20 +69,21 @@ std::vector<std::string> split_search_path(const char* list);
 // plugin it is linked into), the executable's ../lib, the installed libdir.
 std::vector<std::string> backend_search_dirs();
 
-// The device node without which module `name`'s runtime finds no device,
-// when opening the module is costly: "/dev/kfd" (ROCm's kernel driver) for
-// hip, whose module starts the ROCm runtime when opened (~14 ms). Null for
-// cuda: its runtime is linked statically and opens the driver only when
-// probed (the module opens in ~0.3 ms).
-const char* module_driver_node(const std::string& name);
+// The device nodes of which module `name`'s runtime needs one to find a
+// device, when opening the module is costly: for hip, whose module starts
+// the ROCm runtime when opened (~14 ms), "/dev/kfd" (ROCm's kernel driver)
+// or "/dev/dxg" (ROCm on WSL). None for cuda: its runtime is linked
+// statically and opens the driver only when probed (the module opens in
+// ~0.3 ms).
+std::vector<std::string> module_driver_nodes(const std::string& name);
 
 // Opens the first `module_file_name(name)` found in dirs and checks it
 // (entry symbol, ABI version, module name). Does not probe for devices.
-// With a driver_node that does not exist, the module is found but not
-// opened, and load_error says why.
+// When driver_nodes is not empty and none of them exists, the module is
+// found but not opened, and load_error says why.
 // The handle is never closed: GPU runtimes do not survive being unloaded.
 ModuleState load_backend_module(const std::string& name, const std::vector<std::string>& dirs,
-                                const char* driver_node = nullptr);
+                                const std::vector<std::string>& driver_nodes = {});
 
 // Runs the module's probe once (no-op when not loaded or already probed).
 void probe_module(ModuleState& m);
@@ -93,7 +94,7 @@ std::string module_unusable_reason(ModuleState& m, BackendOp op);
 
 // The process-wide modules, loaded on first use from backend_search_dirs()
 // (so $MANS_BACKEND_PATH is read once), each behind its
-// module_driver_node(). Thread-safe.
+// module_driver_nodes(). Thread-safe.
 bool gpu_module_usable(const char* name, BackendOp op);     // probes only when op is implemented
 std::string gpu_module_reason(const char* name, BackendOp op);  // "" when usable
 // The probed device text ("NVIDIA H200, sm_90, 139 GiB"); empty when none.

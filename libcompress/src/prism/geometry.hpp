@@ -211,10 +211,12 @@ inline void add_run_stencils(V here, std::uint64_t di, std::uint64_t c0, std::ui
     const RunSpan in = dc ? interior_span(c0, dc, m, u, n, kind)
                           : interp_interior(c0, u, n, kind) ? RunSpan{0, m} : RunSpan{m, m};
     for (std::uint64_t i = 0; i < in.i0; ++i) sum[i] += interp_1d(here + i * di, c0 + i * dc, u, n, s, kind);
-    const V at = here + in.i0 * di;
-    const bool cubic = kind == Kind::cubic;  // linear reads +-u*s only
-    add_interior_stencils(cubic ? at - 3 * u * s : at, at - u * s, at + u * s, cubic ? at + 3 * u * s : at, di,
-                          in.i1 - in.i0, kind, sum + in.i0);
+    if (in.i1 > in.i0) {  // only then are the neighbours' addresses inside the values
+        const V at = here + in.i0 * di;
+        const bool cubic = kind == Kind::cubic;  // linear reads +-u*s only
+        add_interior_stencils(cubic ? at - 3 * u * s : at, at - u * s, at + u * s, cubic ? at + 3 * u * s : at, di,
+                              in.i1 - in.i0, kind, sum + in.i0);
+    }
     for (std::uint64_t i = in.i1; i < m; ++i) sum[i] += interp_1d(here + i * di, c0 + i * dc, u, n, s, kind);
 }
 

@@ -343,9 +343,11 @@ private:
                         add_run_stencils(here, di, a == F ? cF : c[a], a == F ? b.step[F] : 0, m, 1, g.n[a],
                                          g.stride[a], kind, sum);
                     } else if (interp_interior(row, 1, rows, kind)) {  // the row axis, through the ring
+                        // Rows +-3 only for cubic: for linear they may lie past the ring.
                         const double* at = ring_p + in_row;
-                        add_interior_stencils(at + row_at[0], at + row_at[2], at + row_at[4], at + row_at[6], di, m,
-                                              kind, sum);
+                        const bool cubic = kind == Kind::cubic;
+                        add_interior_stencils(at + row_at[cubic ? 0 : 2], at + row_at[2], at + row_at[4],
+                                              at + row_at[cubic ? 6 : 4], di, m, kind, sum);
                     } else {
                         for (std::uint64_t i = 0; i < m; ++i)
                             sum[i] += interp_1d(RingRowsView{ring_p, row_at, in_row + i * di}, row, 1, rows, 1, kind);
