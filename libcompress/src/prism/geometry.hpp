@@ -220,6 +220,25 @@ inline void add_run_stencils(V here, std::uint64_t di, std::uint64_t c0, std::ui
     for (std::uint64_t i = in.i1; i < m; ++i) sum[i] += interp_1d(here + i * di, c0 + i * dc, u, n, s, kind);
 }
 
+// sum[i] (zeroed first) += add_run_stencils along each axis of `axes`, in
+// increasing axis order as predict_point sums them, for the m points of a
+// run along the fastest axis: coordinates c, except c_last + i * dc on the
+// last axis. Returns the number of axes (predict_point's divisor).
+template <typename V>
+inline unsigned add_run_predictions(V here, std::uint64_t di, const Grid& g, unsigned axes, const std::uint64_t* c,
+                                    std::uint64_t c_last, std::uint64_t dc, std::uint64_t m, std::uint64_t u,
+                                    Kind kind, double* sum) {
+    const unsigned F = g.rank - 1;
+    for (std::uint64_t i = 0; i < m; ++i) sum[i] = 0;
+    unsigned cnt = 0;
+    for (unsigned a = 0; a < g.rank; ++a) {
+        if (!(axes >> a & 1)) continue;
+        add_run_stencils(here, di, a == F ? c_last : c[a], a == F ? dc : 0, m, u, g.n[a], g.stride[a], kind, sum);
+        ++cnt;
+    }
+    return cnt;
+}
+
 // Largest L1 norm of the weights a kind uses (the per-pass error gain).
 inline double kind_gain(Kind k) { return k == Kind::cubic ? 1.25 : 1.0; }
 

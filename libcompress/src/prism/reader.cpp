@@ -304,16 +304,16 @@ public:
             special |= bit(outliers_, first + i * di) || bit(base_.mask_bits, first + i * di);
         if (!words || special) {
             for (std::uint64_t i = 0; i < m; ++i) work[i * di] = visit(l, first + i * di, code + i, pred[i]);
-        } else if (h_.coding == Coding::negabinary) {
-            for (std::uint64_t i = 0; i < m; ++i)
-                work[i * di] = reconstruct_point(
-                    pred[i], step_, static_cast<double>(decode_word(words[i], Coding::negabinary)));
-        } else {
-            for (std::uint64_t i = 0; i < m; ++i)
-                work[i * di] = reconstruct_point(
-                    pred[i], step_,
-                    static_cast<double>(decode_word(words[i], Coding::sign_magnitude)));
+            return;
         }
+        const auto rebuild = [&](Coding c) {  // inlined with c a constant: one loop per coding
+            for (std::uint64_t i = 0; i < m; ++i)
+                work[i * di] = reconstruct_point(pred[i], step_, static_cast<double>(decode_word(words[i], c)));
+        };
+        if (h_.coding == Coding::negabinary)
+            rebuild(Coding::negabinary);
+        else
+            rebuild(Coding::sign_magnitude);
     }
     Errc end_step(unsigned, const std::vector<CodeRange>& r) { return codes_ ? codes_->commit(r) : Errc::ok; }
     Errc end_level(unsigned) {

@@ -94,17 +94,8 @@ inline void add_selection_run_costs(V data, const Grid& g, const Box& b, const B
         const std::uint64_t m = n - off < kChunk ? n - off : kChunk;
         const std::uint64_t cF = c[F] + off * dc;
         const V here = data + (idx + off * di);
-        unsigned cnt = 0;
-        for (unsigned k = 0; k < 2; ++k) {
-            for (std::uint64_t i = 0; i < m; ++i) pred[k][i] = 0;
-            cnt = 0;
-            for (unsigned a = 0; a < g.rank; ++a) {
-                if (!(b.axes >> a & 1)) continue;
-                add_run_stencils(here, di, a == F ? cF : c[a], a == F ? dc : 0, m, u, g.n[a], g.stride[a],
-                                 k ? Kind::cubic : Kind::linear, pred[k]);
-                ++cnt;
-            }
-        }
+        add_run_predictions(here, di, g, b.axes, c, cF, dc, m, u, Kind::linear, pred[0]);
+        const unsigned cnt = add_run_predictions(here, di, g, b.axes, c, cF, dc, m, u, Kind::cubic, pred[1]);
         for (std::uint64_t i = 0; i < m; ++i) {
             const double xv = static_cast<double>(here[static_cast<std::int64_t>(i * di)]);
             const std::uint64_t block = row_block + (cF + i * dc) / blocks.edge;

@@ -196,14 +196,7 @@ private:
             for (std::uint64_t off = 0; off < n; off += kSweepRunPoints) {
                 const std::uint64_t m = std::min(kSweepRunPoints, n - off);
                 double* here = w + i2 + off * di;
-                for (std::uint64_t i = 0; i < m; ++i) sum[i] = 0;
-                unsigned cnt = 0;
-                for (unsigned a = 0; a < g2_.rank; ++a) {
-                    if (!(b.axes >> a & 1)) continue;
-                    ++cnt;
-                    add_run_stencils(here, di, a == F ? c[F] + off * dc : c[a], a == F ? dc : 0, m, u2, g2_.n[a],
-                                     g2_.stride[a], kind, sum);
-                }
+                const unsigned cnt = add_run_predictions(here, di, g2_, b.axes, c, c[F] + off * dc, dc, m, u2, kind, sum);
                 if (cnt != 1)
                     for (std::uint64_t i = 0; i < m; ++i) sum[i] /= static_cast<double>(cnt);
                 for (std::uint64_t i = 0; i < m; ++i)

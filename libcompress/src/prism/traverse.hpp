@@ -107,16 +107,4 @@ inline void for_each_pass_run(const Grid& g, const Pass& p, int threads, F&& fn,
     }
 }
 
-// fn(box, k, c, idx) over every point of a pass, as for_each_pass_run.
-template <typename F>
-inline void for_each_pass_point(const Grid& g, const Pass& p, int threads, F&& fn, std::uint64_t tile_stride = 1) {
-    for_each_pass_run(
-        g, p, threads,
-        [&](const Box& b, std::uint64_t k, const std::uint64_t* c, std::uint64_t idx, std::uint64_t m) {
-            for_run_points(g, b, k, c, idx, m,
-                           [&](std::uint64_t kp, const std::uint64_t* cp, std::uint64_t ip) { fn(b, kp, cp, ip); });
-        },
-        tile_stride);
-}
-
 }  // namespace mans::detail::prism
