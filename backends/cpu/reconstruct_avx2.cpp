@@ -1,20 +1,21 @@
 // reconstruct_avx2.cpp - reconstruct_hybrid_serial (mapping/block_decode.hpp)
-// for elements of 8 and 16 bits, eight elements of a lane at a time (32-bit
-// elements four at a time in 64-bit lanes, their fields having up to 31
-// bits):
+// for elements of 8, 16 and 32 bits, a register of a lane's elements at a
+// time (eight in 32-bit lanes; 32-bit elements, with fields of up to 31
+// bits, four in 64-bit lanes: Lanes32 and Lanes64 below):
 //   1. the interleaved tokens are copied lane by lane (8 x 8 byte
 //      transposes), so that a lane's next eight tokens are one load;
 //   2. each token's meaning is computed, not looked up (hybrid_untoken:
 //      base and raw-bit count from the split; AVX2's gathers are slow on
-//      many x86 cores), the eight raw-bit positions are a prefix sum of the
-//      counts, and the eight raw fields are cut from a 16-byte window of
-//      the bit stream by a byte shuffle and variable shifts;
+//      many x86 cores), the raw-bit positions are a prefix sum of the
+//      counts, and the raw fields are cut from a 16- or 32-byte window of
+//      the bit stream by byte shuffles and variable shifts;
 //   3. the predictor: the center plus the difference, a prefix sum of the
 //      differences (previous element), or the center with repeat tokens
-//      copying the element before them (a segmented copy in three steps).
+//      copying the element before them (a segmented copy in doubling
+//      steps).
 // The only chain between chunks is the bit position and the previous
-// element. A lane's last elements (fewer than eight) take the serial
-// loop's steps, and so does the rest of a corrupt section once the
+// element. A lane's last elements (fewer than a register holds) take the
+// serial loop's steps, and so does the rest of a corrupt section once the
 // position has passed its end. Elements (those of a rejected section too)
 // and verdict are reconstruct_hybrid_serial's: tests/test_hd_algo.cpp
 // compares them on valid and corrupt sections for every split and
@@ -25,6 +26,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "core/byte_io.hpp"
 
@@ -79,44 +81,145 @@ void tokens_by_lane(const std::uint8_t* tokens, const LaneLayout& lay, std::uint
     }
 }
 
-// Inclusive prefix sum of eight 32-bit values.
-inline __m256i prefix_sum(__m256i v) {
-    v = _mm256_add_epi32(v, _mm256_slli_si256(v, 4));
-    v = _mm256_add_epi32(v, _mm256_slli_si256(v, 8));
-    const __m256i low_total = _mm256_shuffle_epi32(v, 0xFF);  // element 3 of each half
-    return _mm256_add_epi32(v, _mm256_permute2x128_si256(low_total, low_total, 0x08));  // to the high half
+// The chunk loop works on one register of elements, in lanes of one
+// width: eight elements in 32-bit lanes for elements of 8 and 16 bits, four
+// in 64-bit lanes for 32-bit elements (their raw fields of up to 31 bits
+// could not all end in a 16-byte window, eight at a time). Lanes32 and
+// Lanes64 are that width's operations, so that one loop serves both.
+struct Lanes32 {
+    static constexpr unsigned kCount = 8;         // elements per register
+    static constexpr unsigned kWindowBytes = 16;  // bytes of bit stream a chunk reads
+
+    static __m256i set1(std::int64_t v) { return _mm256_set1_epi32(static_cast<int>(v)); }
+    static __m256i load_tokens(const std::uint8_t* p) {
+        return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+    }
+    static __m256i add(__m256i a, __m256i b) { return _mm256_add_epi32(a, b); }
+    static __m256i sub(__m256i a, __m256i b) { return _mm256_sub_epi32(a, b); }
+    static __m256i cmpgt(__m256i a, __m256i b) { return _mm256_cmpgt_epi32(a, b); }
+    static __m256i cmpeq(__m256i a, __m256i b) { return _mm256_cmpeq_epi32(a, b); }
+    static __m256i srl(__m256i a, __m128i n) { return _mm256_srl_epi32(a, n); }
+    template <int kN>
+    static __m256i srli(__m256i a) { return _mm256_srli_epi32(a, kN); }
+    static __m256i sllv(__m256i a, __m256i n) { return _mm256_sllv_epi32(a, n); }
+    static __m256i srlv(__m256i a, __m256i n) { return _mm256_srlv_epi32(a, n); }
+    static std::uint64_t last(__m256i v) {
+        return static_cast<std::uint32_t>(_mm256_cvtsi256_si32(_mm256_permutevar8x32_epi32(v, _mm256_set1_epi32(7))));
+    }
+    // Inclusive prefix sum.
+    static __m256i prefix_sum(__m256i v) {
+        v = _mm256_add_epi32(v, _mm256_slli_si256(v, 4));
+        v = _mm256_add_epi32(v, _mm256_slli_si256(v, 8));
+        const __m256i low_total = _mm256_shuffle_epi32(v, 0xFF);  // element 3 of each half
+        return _mm256_add_epi32(v, _mm256_permute2x128_si256(low_total, low_total, 0x08));  // to the high half
+    }
+    // v shifted up by kD elements, the first kD taken from `fill`.
+    template <int kD>
+    static __m256i shift_up(__m256i v, __m256i fill) {
+        const __m256i idx = _mm256_setr_epi32(0 - kD, 1 - kD, 2 - kD, 3 - kD, 4 - kD, 5 - kD, 6 - kD, 7 - kD);
+        return _mm256_blend_epi32(_mm256_permutevar8x32_epi32(v, _mm256_max_epi32(idx, _mm256_setzero_si256())),
+                                  fill, (1 << kD) - 1);
+    }
+    // The 4 bytes from each element's first byte of the window on: its
+    // fields end by bit 7 + 8 * 15 < 128, so a word that wraps past the 16
+    // bytes to their start has only bits above its field there, masked off.
+    static __m256i window_words(const std::uint8_t* w, __m256i first_byte) {
+        const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12,  //
+                                                0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12);
+        const __m256i idx = _mm256_add_epi32(_mm256_shuffle_epi8(first_byte, spread), _mm256_set1_epi32(0x03020100));
+        const __m256i win = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
+        return _mm256_shuffle_epi8(win, idx);
+    }
+};
+
+struct Lanes64 {
+    static constexpr unsigned kCount = 4;
+    static constexpr unsigned kWindowBytes = 32;
+
+    static __m256i set1(std::int64_t v) { return _mm256_set1_epi64x(v); }
+    static __m256i load_tokens(const std::uint8_t* p) {
+        std::uint32_t four;
+        std::memcpy(&four, p, 4);
+        return _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(static_cast<int>(four)));
+    }
+    static __m256i add(__m256i a, __m256i b) { return _mm256_add_epi64(a, b); }
+    static __m256i sub(__m256i a, __m256i b) { return _mm256_sub_epi64(a, b); }
+    static __m256i cmpgt(__m256i a, __m256i b) { return _mm256_cmpgt_epi64(a, b); }
+    static __m256i cmpeq(__m256i a, __m256i b) { return _mm256_cmpeq_epi64(a, b); }
+    static __m256i srl(__m256i a, __m128i n) { return _mm256_srl_epi64(a, n); }
+    template <int kN>
+    static __m256i srli(__m256i a) { return _mm256_srli_epi64(a, kN); }
+    static __m256i sllv(__m256i a, __m256i n) { return _mm256_sllv_epi64(a, n); }
+    static __m256i srlv(__m256i a, __m256i n) { return _mm256_srlv_epi64(a, n); }
+    static std::uint64_t last(__m256i v) { return static_cast<std::uint64_t>(_mm256_extract_epi64(v, 3)); }
+    static __m256i prefix_sum(__m256i v) {
+        v = _mm256_add_epi64(v, _mm256_slli_si256(v, 8));
+        const __m256i low_total = _mm256_permute4x64_epi64(v, 0x55);  // element 1 everywhere
+        return _mm256_add_epi64(v, _mm256_blend_epi32(_mm256_setzero_si256(), low_total, 0xF0));
+    }
+    template <int kD>
+    static __m256i shift_up(__m256i v, __m256i fill) {
+        static_assert(kD == 1 || kD == 2, "four elements");
+        const __m256i moved = kD == 1 ? _mm256_permute4x64_epi64(v, 0x90)   // v0 v0 v1 v2
+                                      : _mm256_permute4x64_epi64(v, 0x40);  // v0 v0 v0 v1
+        return _mm256_blend_epi32(moved, fill, kD == 1 ? 0x03 : 0x0F);
+    }
+    // The 8 bytes from each element's first byte on: fields of up to 31
+    // bits end by bit 7 + 4 * 31 < 136, so a word starts by byte 12 of the
+    // 32-byte window; indices 16-31 read its upper half (a shuffle index
+    // with its top bit set selects zero).
+    static __m256i window_words(const std::uint8_t* w, __m256i first_byte) {
+        const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 8, 8, 8, 8, 8, 8, 8, 8,  //
+                                                0, 0, 0, 0, 0, 0, 0, 0, 8, 8, 8, 8, 8, 8, 8, 8);
+        const __m256i idx =
+            _mm256_add_epi64(_mm256_shuffle_epi8(first_byte, spread), _mm256_set1_epi64x(0x0706050403020100));
+        const __m256i lo = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
+        const __m256i hi = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 16)));
+        return _mm256_or_si256(_mm256_shuffle_epi8(lo, _mm256_adds_epu8(idx, _mm256_set1_epi8(0x70))),
+                               _mm256_shuffle_epi8(hi, _mm256_sub_epi8(idx, _mm256_set1_epi8(16))));
+    }
+};
+
+// A repeat token copies the element before it. In doubling steps an
+// element still marked takes the value kD places back, and stays marked
+// while that one is; those marked at the end follow only repeats in this
+// chunk: they take the previous chunk's last element.
+template <typename L, int kD = 1>
+inline __m256i copy_repeats(__m256i u, __m256i repeat, __m256i prev) {
+    if constexpr (kD < static_cast<int>(L::kCount)) {
+        u = _mm256_blendv_epi8(u, L::template shift_up<kD>(u, prev), repeat);
+        repeat = _mm256_and_si256(repeat, L::template shift_up<kD>(repeat, _mm256_setzero_si256()));
+        return copy_repeats<L, 2 * kD>(u, repeat, prev);
+    } else {
+        return _mm256_blendv_epi8(u, prev, repeat);
+    }
 }
 
-inline __m256i broadcast_last(__m256i v) { return _mm256_permutevar8x32_epi32(v, _mm256_set1_epi32(7)); }
-
-// Inclusive prefix sum of four 64-bit values.
-inline __m256i prefix_sum64(__m256i v) {
-    v = _mm256_add_epi64(v, _mm256_slli_si256(v, 8));
-    const __m256i low_total = _mm256_permute4x64_epi64(v, 0x55);  // element 1 everywhere
-    return _mm256_add_epi64(v, _mm256_blend_epi32(_mm256_setzero_si256(), low_total, 0xF0));
-}
-
-// Four 64-bit values shifted up by d elements, the first d taken from `fill`.
-template <int kD>
-inline __m256i shift_up64(__m256i v, __m256i fill) {
-    static_assert(kD == 1 || kD == 2, "");
-    const __m256i moved = kD == 1 ? _mm256_permute4x64_epi64(v, 0x90)   // v0 v0 v1 v2
-                                  : _mm256_permute4x64_epi64(v, 0x40);  // v0 v0 v0 v1
-    return _mm256_blend_epi32(moved, fill, kD == 1 ? 0x03 : 0x0F);
-}
-
-// v shifted up by d elements, the first d taken from `fill`.
-template <int kD>
-inline __m256i shift_up(__m256i v, __m256i fill) {
-    const __m256i idx = _mm256_setr_epi32(0 - kD, 1 - kD, 2 - kD, 3 - kD, 4 - kD, 5 - kD, 6 - kD, 7 - kD);
-    return _mm256_blend_epi32(_mm256_permutevar8x32_epi32(v, _mm256_max_epi32(idx, _mm256_setzero_si256())), fill,
-                              (1 << kD) - 1);
+// The low bits of each lane's element, in order, as elements of type U.
+template <typename U>
+inline void store_elements(std::uint8_t* dst, __m256i u) {
+    if constexpr (sizeof(U) == 4) {  // Lanes64: the low dword of each
+        const __m256i low_dwords = _mm256_permutevar8x32_epi32(u, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm256_castsi256_si128(low_dwords));
+    } else if constexpr (sizeof(U) == 2) {
+        const __m256i words =
+            _mm256_shuffle_epi8(u, _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1,  //
+                                                    0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm256_castsi256_si128(_mm256_permute4x64_epi64(words, 0x08)));
+    } else {
+        const __m256i bytes =
+            _mm256_shuffle_epi8(u, _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,  //
+                                                    0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1));
+        const __m128i packed = _mm_unpacklo_epi32(_mm256_castsi256_si128(bytes), _mm256_extracti128_si256(bytes, 1));
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(dst), packed);
+    }
 }
 
 template <typename U, Predictor kPred>
 bool reconstruct(const HybridReconstructArgs& a) {
     constexpr unsigned B = 8 * sizeof(U);
     static_assert(B <= 16 || B == 32, "8-, 16- and 32-bit elements");
+    using L = std::conditional_t<B == 32, Lanes64, Lanes32>;
     const LaneLayout& lay = a.lay;
     const unsigned s = a.split.s, m = a.split.m;
     const unsigned count = detail::hybrid_token_count(a.split, B);  // the repeat token, if any
@@ -136,45 +239,25 @@ bool reconstruct(const HybridReconstructArgs& a) {
     const std::uint8_t* bits = a.bits;
     const std::uint32_t len = a.len;
 
-    const __m256i one = _mm256_set1_epi32(1), zero = _mm256_setzero_si256();
-    const __m256i direct_max = _mm256_set1_epi32(static_cast<int>((1u << s) - 1));
-    const __m256i direct_end = _mm256_set1_epi32(static_cast<int>(1u << s));
-    const __m256i vcount = _mm256_set1_epi32(static_cast<int>(count));
+    const __m256i zero = _mm256_setzero_si256(), one = L::set1(1), seven = L::set1(7);
+    const __m256i direct_max = L::set1((1u << s) - 1), direct_end = L::set1(1u << s);
+    const __m256i vcount = L::set1(count);
     const __m128i mshift = _mm_cvtsi32_si128(static_cast<int>(m));
-    const __m256i mant_mask = _mm256_set1_epi32(static_cast<int>((1u << m) - 1));
-    const __m256i lead = _mm256_set1_epi32(static_cast<int>(1u << m));
-    const __m256i s_minus_m = _mm256_set1_epi32(static_cast<int>(s - m));
-    const __m256i vcenter = _mm256_set1_epi32(static_cast<int>(raw_center));
-    // Byte k of element i's 4-byte window: its first byte + k.
-    const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12,  //
-                                            0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12);
-    const __m256i byte_steps = _mm256_set1_epi32(0x03020100);
+    const __m256i mant_mask = L::set1((1u << m) - 1), lead = L::set1(1u << m);
+    const __m256i s_minus_m = L::set1(static_cast<std::int64_t>(s) - m);
+    const __m256i vcenter = L::set1(raw_center);
     __m256i ok_all = _mm256_set1_epi32(-1);
 
-    // The section's last 32 bytes (or fewer) and zeros: the windows (16
-    // bytes, 32 for 32-bit elements) that would reach past its end read
-    // this copy, so that short sections (a u8 block has few raw bits, often
-    // none) take the vector loops too. The serial loop reads zeros past the
-    // end as well.
+    // The section's last 32 bytes (or fewer) and zeros: the windows that
+    // would reach past its end read this copy, so that short sections (a u8
+    // block has few raw bits, often none) take the vector loop too. The
+    // serial loop reads zeros past the end as well.
     alignas(16) std::uint8_t tail[64] = {};
     const std::uint32_t tail_start = len >= 32 ? len - 32 : 0;
     if (len > tail_start) std::memcpy(tail, bits + tail_start, len - tail_start);
-    const auto window = [&](std::uint64_t at, unsigned bytes) {  // at <= len: at most tail + 32
-        return at + bytes <= len ? bits + at : tail + (at - tail_start);
+    const auto window = [&](std::uint64_t at) {  // at <= len: at most tail + 32
+        return at + L::kWindowBytes <= len ? bits + at : tail + (at - tail_start);
     };
-    // 32-bit elements: four at a time in 64-bit lanes.
-    const __m256i one64 = _mm256_set1_epi64x(1);
-    const __m256i direct_max64 = _mm256_set1_epi64x(static_cast<long long>((1u << s) - 1));
-    const __m256i direct_end64 = _mm256_set1_epi64x(static_cast<long long>(1u << s));
-    const __m256i vcount64 = _mm256_set1_epi64x(count);
-    const __m256i mant_mask64 = _mm256_set1_epi64x((1u << m) - 1);
-    const __m256i lead64 = _mm256_set1_epi64x(1u << m);
-    const __m256i s_minus_m64 = _mm256_set1_epi64x(static_cast<long long>(s) - m);
-    const __m256i vcenter64 = _mm256_set1_epi64x(raw_center);
-    const __m256i spread64 = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 8, 8, 8, 8, 8, 8, 8, 8,  //
-                                              0, 0, 0, 0, 0, 0, 0, 0, 8, 8, 8, 8, 8, 8, 8, 8);
-    const __m256i byte_steps64 = _mm256_set1_epi64x(0x0706050403020100);
-    const __m256i to_high = _mm256_set1_epi8(0x70), sixteen = _mm256_set1_epi8(16);
 
     std::uint64_t pos = 0;  // bits read so far
     for (unsigned j = 0; j < lay.lanes; ++j) {
@@ -183,153 +266,52 @@ bool reconstruct(const HybridReconstructArgs& a) {
         std::uint8_t* dst = a.y + static_cast<std::size_t>(j) * lay.seg * sizeof(U);
         std::uint32_t prev = raw_center;  // a lane's first element refers to the center
         std::size_t t = 0;
-        if constexpr (B == 32)
-            for (; t + 4 <= lane_len && (pos >> 3) <= len; t += 4) {
-                // As below, four elements in 64-bit lanes: fields of up to
-                // 31 bits end by bit 7 + 4 * 31 < 136, a field's 8-byte
-                // word starts by byte 12 of a 32-byte window (indices
-                // 16-31 from its upper half: a byte with its top bit set
-                // selects zero).
-                std::uint32_t four;
-                std::memcpy(&four, src + t, 4);
-                const __m256i tok = _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(static_cast<int>(four)));
-                __m256i valid = _mm256_cmpgt_epi64(vcount64, tok);
-                __m256i big = _mm256_cmpgt_epi64(tok, direct_max64);
-                __m256i repeat = zero;
-                if constexpr (kPred == Predictor::center_repeat) {
-                    repeat = _mm256_cmpeq_epi64(tok, vcount64);
-                    valid = _mm256_or_si256(valid, repeat);
-                    big = _mm256_andnot_si256(repeat, big);
-                }
-                ok_all = _mm256_and_si256(ok_all, valid);
-                const __m256i rel = _mm256_sub_epi64(tok, direct_end64);
-                const __m256i nr = _mm256_and_si256(_mm256_and_si256(big, valid),
-                                                    _mm256_add_epi64(_mm256_srl_epi64(rel, mshift), s_minus_m64));
-                const __m256i big_base =
-                    _mm256_sllv_epi64(_mm256_or_si256(lead64, _mm256_and_si256(rel, mant_mask64)), nr);
-                const __m256i vbase = _mm256_and_si256(_mm256_blendv_epi8(tok, big_base, big), valid);
-
-                const __m256i ends = prefix_sum64(nr);
-                const __m256i starts = _mm256_add_epi64(_mm256_sub_epi64(ends, nr),
-                                                        _mm256_set1_epi64x(static_cast<long long>(pos & 7)));
-                const __m256i first_byte = _mm256_srli_epi64(starts, 3);
-                const __m256i idx = _mm256_add_epi64(_mm256_shuffle_epi8(first_byte, spread64), byte_steps64);
-                const std::uint8_t* w = window(pos >> 3, 32);
-                const __m256i lo = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
-                const __m256i hi =
-                    _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 16)));
-                const __m256i word = _mm256_or_si256(_mm256_shuffle_epi8(lo, _mm256_adds_epu8(idx, to_high)),
-                                                     _mm256_shuffle_epi8(hi, _mm256_sub_epi8(idx, sixteen)));
-                const __m256i raw =
-                    _mm256_and_si256(_mm256_srlv_epi64(word, _mm256_and_si256(starts, _mm256_set1_epi64x(7))),
-                                     _mm256_sub_epi64(_mm256_sllv_epi64(one64, nr), one64));
-                const __m256i v = _mm256_or_si256(vbase, raw);
-                // Only the low 32 bits of each lane are kept: sums mod 2^32.
-                const __m256i diff =
-                    _mm256_xor_si256(_mm256_srli_epi64(v, 1), _mm256_sub_epi64(zero, _mm256_and_si256(v, one64)));
-                const __m256i vprev = _mm256_set1_epi64x(prev);
-                __m256i u;
-                if constexpr (kPred == Predictor::lane_previous) {
-                    u = _mm256_add_epi64(vprev, prefix_sum64(diff));
-                } else if constexpr (kPred == Predictor::center_repeat) {
-                    u = _mm256_add_epi64(vcenter64, diff);  // the repeat copy as below, in two steps
-                    __m256i r = repeat;
-                    u = _mm256_blendv_epi8(u, shift_up64<1>(u, vprev), r);
-                    r = _mm256_and_si256(r, shift_up64<1>(r, zero));
-                    u = _mm256_blendv_epi8(u, shift_up64<2>(u, vprev), r);
-                    r = _mm256_and_si256(r, shift_up64<2>(r, zero));
-                    u = _mm256_blendv_epi8(u, vprev, r);
-                } else {
-                    u = _mm256_add_epi64(vcenter64, diff);
-                }
-                const __m256i last = _mm256_permute4x64_epi64(u, 0xFF);
-                prev = static_cast<std::uint32_t>(_mm256_cvtsi256_si32(last));
-                pos += static_cast<std::uint64_t>(_mm256_extract_epi64(ends, 3));
-                const __m256i low_dwords = _mm256_permutevar8x32_epi32(u, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6));
-                _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + t * 4), _mm256_castsi256_si128(low_dwords));
+        // A register of elements at a time while the position is in the section.
+        for (; t + L::kCount <= lane_len && (pos >> 3) <= len; t += L::kCount) {
+            const __m256i tok = L::load_tokens(src + t);
+            // hybrid_untoken: tokens below 2^s are the value; above, the
+            // exponent e = s + (rel >> m), nraw = e - m, base = (2^m | mant) << nraw.
+            __m256i valid = L::cmpgt(vcount, tok);
+            __m256i big = L::cmpgt(tok, direct_max);
+            __m256i repeat = zero;
+            if constexpr (kPred == Predictor::center_repeat) {
+                repeat = L::cmpeq(tok, vcount);
+                valid = _mm256_or_si256(valid, repeat);
+                big = _mm256_andnot_si256(repeat, big);
             }
-        // Eight elements at a time while the position is in the section.
-        if constexpr (B <= 16)
-            for (; t + 8 <= lane_len && (pos >> 3) <= len; t += 8) {
-                const __m256i tok = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + t)));
-                // hybrid_untoken: tokens below 2^s are the value; above, the
-                // exponent e = s + (rel >> m), nraw = e - m, base = (2^m | mant) << nraw.
-                __m256i valid = _mm256_cmpgt_epi32(vcount, tok);
-                __m256i big = _mm256_cmpgt_epi32(tok, direct_max);
-                __m256i repeat = zero;
-                if constexpr (kPred == Predictor::center_repeat) {
-                    repeat = _mm256_cmpeq_epi32(tok, vcount);
-                    valid = _mm256_or_si256(valid, repeat);
-                    big = _mm256_andnot_si256(repeat, big);
-                }
-                ok_all = _mm256_and_si256(ok_all, valid);
-                const __m256i rel = _mm256_sub_epi32(tok, direct_end);
-                // Invalid tokens read no bits (the verdict fails anyway): the
-                // position stays where windows can be checked.
-                const __m256i nr = _mm256_and_si256(_mm256_and_si256(big, valid),
-                                                    _mm256_add_epi32(_mm256_srl_epi32(rel, mshift), s_minus_m));
-                const __m256i big_base = _mm256_sllv_epi32(_mm256_or_si256(lead, _mm256_and_si256(rel, mant_mask)), nr);
-                // An invalid token's value is 0, as in the serial loop (its
-                // base is 0): the elements written before the verdict are its.
-                const __m256i vbase = _mm256_and_si256(_mm256_blendv_epi8(tok, big_base, big), valid);
+            ok_all = _mm256_and_si256(ok_all, valid);
+            const __m256i rel = L::sub(tok, direct_end);
+            // Invalid tokens read no bits (the verdict fails anyway): the
+            // position stays where windows can be checked.
+            const __m256i nr = _mm256_and_si256(_mm256_and_si256(big, valid), L::add(L::srl(rel, mshift), s_minus_m));
+            const __m256i big_base = L::sllv(_mm256_or_si256(lead, _mm256_and_si256(rel, mant_mask)), nr);
+            // An invalid token's value is 0, as in the serial loop (its
+            // base is 0): the elements written before the verdict are its.
+            const __m256i vbase = _mm256_and_si256(_mm256_blendv_epi8(tok, big_base, big), valid);
 
-                const __m256i ends = prefix_sum(nr);
-                const __m256i starts = _mm256_add_epi32(_mm256_sub_epi32(ends, nr),
-                                                        _mm256_set1_epi32(static_cast<int>(pos & 7)));
-                const __m256i first_byte = _mm256_srli_epi32(starts, 3);  // at most byte 15 of the window
-                const __m256i idx = _mm256_add_epi32(_mm256_shuffle_epi8(first_byte, spread), byte_steps);
-                // The eight fields end by bit 7 + 8 * 15 < 128 of the window:
-                // a 4-byte word that reaches past its 16 bytes (wrapping to its
-                // start) has only bits above the field there, masked off below.
-                const __m256i win = _mm256_broadcastsi128_si256(
-                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(window(pos >> 3, 16))));
-                const __m256i word = _mm256_shuffle_epi8(win, idx);
-                const __m256i raw =
-                    _mm256_and_si256(_mm256_srlv_epi32(word, _mm256_and_si256(starts, _mm256_set1_epi32(7))),
-                                     _mm256_sub_epi32(_mm256_sllv_epi32(one, nr), one));
-                const __m256i v = _mm256_or_si256(vbase, raw);
-                const __m256i diff =
-                    _mm256_xor_si256(_mm256_srli_epi32(v, 1), _mm256_sub_epi32(zero, _mm256_and_si256(v, one)));
-                const __m256i vprev = _mm256_set1_epi32(static_cast<int>(prev));
-                __m256i u;
-                if constexpr (kPred == Predictor::lane_previous) {
-                    u = _mm256_add_epi32(vprev, prefix_sum(diff));
-                } else if constexpr (kPred == Predictor::center_repeat) {
-                    // A repeat copies the element before it. In three doubling
-                    // steps an element still marked takes the value d places
-                    // back, and stays marked while that one is; those marked at
-                    // the end follow only repeats in this chunk: they take the
-                    // previous chunk's last element.
-                    u = _mm256_add_epi32(vcenter, diff);
-                    __m256i r = repeat;
-                    u = _mm256_blendv_epi8(u, shift_up<1>(u, vprev), r);
-                    r = _mm256_and_si256(r, shift_up<1>(r, zero));
-                    u = _mm256_blendv_epi8(u, shift_up<2>(u, vprev), r);
-                    r = _mm256_and_si256(r, shift_up<2>(r, zero));
-                    u = _mm256_blendv_epi8(u, shift_up<4>(u, vprev), r);
-                    r = _mm256_and_si256(r, shift_up<4>(r, zero));
-                    u = _mm256_blendv_epi8(u, vprev, r);
-                } else {
-                    u = _mm256_add_epi32(vcenter, diff);
-                }
-                prev = static_cast<std::uint32_t>(_mm256_cvtsi256_si32(broadcast_last(u)));
-                pos += static_cast<std::uint32_t>(_mm256_cvtsi256_si32(broadcast_last(ends)));
-                // The low B bits of each element, in order.
-                if constexpr (B == 16) {
-                    const __m256i words = _mm256_shuffle_epi8(
-                        u, _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1,  //
-                                            0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1));
-                    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + t * 2),
-                                     _mm256_castsi256_si128(_mm256_permute4x64_epi64(words, 0x08)));
-                } else {
-                    const __m256i bytes = _mm256_shuffle_epi8(
-                        u, _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,  //
-                                            0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1));
-                    const __m128i packed =
-                        _mm_unpacklo_epi32(_mm256_castsi256_si128(bytes), _mm256_extracti128_si256(bytes, 1));
-                    _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + t), packed);
-                }
+            // Each field's bit position is a prefix sum of the counts.
+            const __m256i ends = L::prefix_sum(nr);
+            const __m256i starts = L::add(L::sub(ends, nr), L::set1(pos & 7));
+            const __m256i word = L::window_words(window(pos >> 3), L::template srli<3>(starts));
+            const __m256i raw = _mm256_and_si256(L::srlv(word, _mm256_and_si256(starts, seven)),
+                                                 L::sub(L::sllv(one, nr), one));
+            const __m256i v = _mm256_or_si256(vbase, raw);
+            // Unzigzag; of a 64-bit lane only the low 32 bits are kept
+            // (sums mod 2^32).
+            const __m256i diff = _mm256_xor_si256(L::template srli<1>(v), L::sub(zero, _mm256_and_si256(v, one)));
+            const __m256i vprev = L::set1(prev);
+            __m256i u;
+            if constexpr (kPred == Predictor::lane_previous) {
+                u = L::add(vprev, L::prefix_sum(diff));
+            } else if constexpr (kPred == Predictor::center_repeat) {
+                u = copy_repeats<L>(L::add(vcenter, diff), repeat, vprev);
+            } else {
+                u = L::add(vcenter, diff);
             }
+            prev = static_cast<std::uint32_t>(L::last(u));
+            pos += L::last(ends);
+            store_elements<U>(dst + t * sizeof(U), u);
+        }
         for (; t < lane_len; ++t) {  // reconstruct_hybrid_serial's step
             const unsigned tk = src[t];
             all_ok &= tok_ok[tk];
