@@ -658,8 +658,26 @@ private:
                     });
                 };
 #if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
-                if constexpr (E::B <= 32) {  // the CPU's branch-free tokens (hybrid_tokens.hpp)
+                // The CPU's branch-free tokens (hybrid_tokens.hpp) for one
+                // thread; a team takes hybrid_token, as on a GPU, so that the
+                // tests' teams check these against it.
+                if constexpr (E::B <= 32 && std::is_same_v<Team, SoloTeam>) {
                     const HybridTokens32 fast(ch.split);
+                    if constexpr (E::B == 8) {
+                        // A byte's source value has 256 values: their tokens and
+                        // raw-bit counts from a table (PRISM's plane streams are
+                        // many small u8 blocks, each estimated twice).
+                        std::uint8_t tok8[256], nraw8[256];
+                        for (unsigned v = 0; v < 256; ++v) {
+                            unsigned nr = 0;
+                            tok8[v] = static_cast<std::uint8_t>(fast.token(v, &nr));
+                            nraw8[v] = static_cast<std::uint8_t>(nr);
+                        }
+                        return cost_with([&](std::uint64_t v, unsigned* nraw) {
+                            *nraw = nraw8[v];
+                            return static_cast<unsigned>(tok8[v]);
+                        });
+                    }
                     return cost_with([&](std::uint64_t v, unsigned* nraw) {
                         return fast.token(static_cast<std::uint32_t>(v), nraw);
                     });
