@@ -187,6 +187,19 @@ std::vector<std::uint64_t> list_bits(const std::vector<std::uint8_t>& bits, std:
     return out;
 }
 
+mans::prism::CompressConfig case_config(const PrismCase& k, mans::prism::PlaneCoding coding) {
+    mans::prism::CompressConfig cfg;
+    cfg.type = k.type;
+    cfg.rank = k.rank;
+    for (unsigned a = 0; a < k.rank; ++a) cfg.dims[a] = k.dims[a];
+    cfg.mode = mans::prism::ErrorMode::relative;
+    cfg.error_bound = k.rel;
+    cfg.planes = coding;
+    cfg.fill_values = k.fills;
+    cfg.threads = 2;
+    return cfg;
+}
+
 std::vector<PrismCase> prism_cases() {
     using mans::prism::FloatType;
     std::vector<PrismCase> cases;

@@ -197,4 +197,8 @@ struct PrismCase {
 // stageiv, the f64 sdo image; a missing one is a Catch2 WARN).
 std::vector<PrismCase> prism_cases();
 
+// The configuration those tests compress a case with (its relative bound
+// and fills, two threads).
+mans::prism::CompressConfig case_config(const PrismCase& k, mans::prism::PlaneCoding coding);
+
 }  // namespace mans_test

@@ -75,15 +75,7 @@ mans_test::Bytes device_values(const mans_test::Bytes& archive, const std::vecto
 using Case = mans_test::PrismCase;
 
 mans_test::Bytes compress(const Case& k, mans::prism::PlaneCoding coding) {
-    mans::prism::CompressConfig cfg;
-    cfg.type = k.type;
-    cfg.rank = k.rank;
-    for (unsigned a = 0; a < k.rank; ++a) cfg.dims[a] = k.dims[a];
-    cfg.mode = mans::prism::ErrorMode::relative;
-    cfg.error_bound = k.rel;
-    cfg.planes = coding;
-    cfg.fill_values = k.fills;
-    cfg.threads = 2;
+    const mans::prism::CompressConfig cfg = mans_test::case_config(k, coding);
     mans_test::Bytes archive;
     REQUIRE(mans::prism::compress(k.raw.data(), k.raw.size(), cfg, &archive) == Errc::ok);
     return archive;

@@ -44,15 +44,7 @@ using Case = mans_test::PrismCase;
 
 void check_case(const Case& k, mans::prism::PlaneCoding coding, mans_test::TeamPlay play, dp::DeviceRanges ranges) {
     INFO(k.what << " rel " << k.rel << ", coding " << static_cast<int>(coding) << ", team " << play.size);
-    mans::prism::CompressConfig cfg;
-    cfg.type = k.type;
-    cfg.rank = k.rank;
-    for (unsigned a = 0; a < k.rank; ++a) cfg.dims[a] = k.dims[a];
-    cfg.mode = mans::prism::ErrorMode::relative;
-    cfg.error_bound = k.rel;
-    cfg.planes = coding;
-    cfg.fill_values = k.fills;
-    cfg.threads = 2;
+    const mans::prism::CompressConfig cfg = mans_test::case_config(k, coding);
     mans_test::Bytes cpu;
     REQUIRE(mans::prism::compress(k.raw.data(), k.raw.size(), cfg, &cpu) == Errc::ok);
     HostExec ex;
