@@ -3,7 +3,8 @@
 // time (eight in 32-bit lanes; 32-bit elements, with fields of up to 31
 // bits, four in 64-bit lanes: Lanes32 and Lanes64 below):
 //   1. the interleaved tokens are copied lane by lane (8 x 8 byte
-//      transposes), so that a lane's next eight tokens are one load;
+//      transposes), so that a lane's next eight (or four) tokens are one
+//      load;
 //   2. each token's meaning is computed, not looked up (hybrid_untoken:
 //      base and raw-bit count from the split; AVX2's gathers are slow on
 //      many x86 cores), the raw-bit positions are a prefix sum of the

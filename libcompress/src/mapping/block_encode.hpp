@@ -659,8 +659,8 @@ private:
                 };
 #if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
                 // The CPU's branch-free tokens (hybrid_tokens.hpp) for one
-                // thread; a team takes hybrid_token, as on a GPU, so that the
-                // tests' teams check these against it.
+                // thread only. Teams take hybrid_token, as a GPU does; the
+                // tests compare the one-thread costs with a LoopTeam's.
                 if constexpr (E::B <= 32 && std::is_same_v<Team, SoloTeam>) {
                     const HybridTokens32 fast(ch.split);
                     if constexpr (E::B == 8) {
