@@ -261,3 +261,35 @@ TEST_CASE("stream batch: work sizes", "[prism][streams_hd]") {
     for (std::size_t n : {std::size_t{1} << 32, ~std::size_t{0} / 4})
         CHECK(dp::zero_elim_map_bytes(n) == dp::zero_elim_detail::plan_levels(n).total);
 }
+
+TEST_CASE("rANS gate: order-0 entropy plus kRansGateBytes below 97 % of the best so far", "[prism][streams_hd]") {
+    // 100 distinct bytes: an entropy of 100 * log2(100) bits, about 83 bytes.
+    std::vector<std::uint8_t> p(100);
+    for (std::size_t i = 0; i < p.size(); ++i) p[i] = static_cast<std::uint8_t>(i + 1);
+    std::uint32_t counts[256] = {};
+    for (std::uint8_t v : p) ++counts[v];
+    const std::uint64_t entropy = d::entropy_cost_fix16(counts, 256);
+    REQUIRE(entropy / d::kFixOne / 8 == 83);
+    const std::uint64_t with_gate = entropy + dp::kRansGateBytes * 8 * d::kFixOne;
+    // The smallest `best` that lets rANS be tried: 97 % of it above the estimate.
+    std::size_t threshold = 0;
+    while ((threshold * std::uint64_t{97} * 8 * d::kFixOne) <= with_gate * 100) ++threshold;
+    CHECK(threshold == 119);  // (83.05 + 32) / 0.97 = 118.6; without the 32 bytes it would be 86
+    std::uint64_t area[d::kTeamSharedWords];
+    for (const TeamPlay play : {TeamPlay{1, false}, TeamPlay{32, true}})
+        for (std::size_t best : {std::size_t{100}, threshold - 1, threshold, threshold + 50}) {
+            INFO("team " << play.size << ", best " << best);
+            std::uint32_t hist[256];
+            bool tried = false;
+            mans_test::with_team(play, area, [&](const auto& t) {
+                tried = dp::rans_worth_trying(t, p.data(), p.size(), 1, true, best, hist);
+            });
+            CHECK(tried == (best >= threshold));
+        }
+    // The other conditions: rANS not allowed, elements cut, too short.
+    std::uint32_t hist[256];
+    CHECK_FALSE(dp::rans_worth_trying(d::SoloTeam{}, p.data(), p.size(), 1, false, 1000, hist));
+    CHECK_FALSE(dp::rans_worth_trying(d::SoloTeam{}, p.data(), p.size(), 8, true, 1000, hist));
+    CHECK_FALSE(dp::rans_worth_trying(d::SoloTeam{}, p.data(), dp::kRansMinBytes - 1, 1, true, 1000, hist));
+    CHECK(dp::rans_worth_trying(d::SoloTeam{}, p.data(), p.size(), 4, true, 1000, hist));
+}
